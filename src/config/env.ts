@@ -1,0 +1,137 @@
+import { validate as isValidCron } from 'node-cron';
+import { z } from 'zod';
+
+/**
+ * The whole environment, validated in one place. Nothing else in the code reads process.env.
+ * Names in UPPER_CASE are the contract's (gateway-contract.md); the rest are ours and documented
+ * in the README. Secret values are never echoed in errors.
+ */
+
+const bool = (fallback: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { error: 'must be true or false' })
+    .default(fallback ? 'true' : 'false')
+    .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const int = (fallback: number, min: number, max: number) =>
+  z
+    .string()
+    .default(String(fallback))
+    .transform((v, ctx) => {
+      const n = /^-?\d+$/.test(v.trim()) ? Number(v) : Number.NaN;
+      if (!Number.isSafeInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be a whole number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const url = (protocols: string[]) =>
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a URL (${protocols.join(' or ')})` },
+  );
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+
+export interface CardCodeKey {
+  id: string;
+  key: Uint8Array;
+}
+
+/** `id:base64key[,id:base64key…]`, first = current. Keys are 32 bytes (XChaCha20-Poly1305). */
+export function parseCardCodeKeys(raw: string): { keys?: CardCodeKey[]; problem?: string } {
+  const keys: CardCodeKey[] = [];
+  const seen = new Set<string>();
+  const parts = raw.split(',').map((p) => p.trim()).filter(Boolean);
+  if (parts.length === 0) return { problem: 'must list at least one key as id:base64key' };
+  for (const [i, part] of parts.entries()) {
+    const sep = part.indexOf(':');
+    const id = sep > 0 ? part.slice(0, sep) : '';
+    const b64 = sep > 0 ? part.slice(sep + 1) : '';
+    if (!/^[A-Za-z0-9_.-]{1,32}$/.test(id)) {
+      return { problem: `entry ${i + 1} must be id:base64key with an id of 1-32 letters, digits, _ . -` };
+    }
+    if (seen.has(id)) return { problem: `key id "${id}" appears twice` };
+    seen.add(id);
+    const key = /^[A-Za-z0-9+/]+={0,2}$/.test(b64) ? Buffer.from(b64, 'base64') : Buffer.alloc(0);
+    if (key.length !== 32) return { problem: `key "${id}" must be 32 bytes, base64-encoded` };
+    keys.push({ id, key: new Uint8Array(key) });
+  }
+  return { keys };
+}
+
+const cron = z.string().refine((v) => isValidCron(v), { message: 'must be a valid cron expression (5 or 6 fields)' });
+
+function isValidTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const envSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: int(8080, 0, 65535),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    DATABASE_URL: url(['postgresql:', 'postgres:']).default('postgresql://postgres@127.0.0.1:5432/gateway'),
+    DATABASE_POOL_MAX: int(10, 1, 500),
+    REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+    QUEUE_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be 1-40 letters, digits, _ or -')
+      .default('gw'),
+    UPSTREAM_BASE_URL: optionalString.pipe(url(['http:', 'https:']).optional()),
+    UPSTREAM_USERNAME: optionalString,
+    UPSTREAM_PRIVATE_KEY: optionalString,
+    UPSTREAM_PROXY_URL: optionalString.pipe(url(['http:', 'https:']).optional()),
+    UPSTREAM_TIMEOUT_MS: int(15_000, 100, 300_000),
+    UPSTREAM_WEBHOOK_SECRET: optionalString,
+    CARD_CODE_KEYS: optionalString,
+    CARD_CODE_KEY_FILE: z.string().min(1).default('.data/card-code-keys.dev'),
+    SANDBOX_PORT: int(0, 0, 65535),
+    CATALOG_SYNC_CRON: cron.default('0 3 * * *'),
+    TZ: optionalString.refine((v) => v === undefined || isValidTimeZone(v), { message: 'must be an IANA time zone such as Europe/Berlin' }),
+    MIGRATE_ON_START: bool(true),
+    ORDER_MAX_QUANTITY: int(10, 1, 1000),
+    RATE_LIMIT_MAX: int(600, 1, 1_000_000),
+    RATE_LIMIT_WINDOW_MS: int(60_000, 1000, 86_400_000),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    SHUTDOWN_TIMEOUT_MS: int(25_000, 1000, 600_000),
+    TRUST_PROXY: bool(false),
+  })
+  .superRefine((env, ctx) => {
+    if (env.UPSTREAM_BASE_URL) {
+      if (!env.UPSTREAM_USERNAME) {
+        ctx.addIssue({ code: 'custom', path: ['UPSTREAM_USERNAME'], message: 'is required when UPSTREAM_BASE_URL is set' });
+      }
+      if (!env.UPSTREAM_PRIVATE_KEY) {
+        ctx.addIssue({ code: 'custom', path: ['UPSTREAM_PRIVATE_KEY'], message: 'is required when UPSTREAM_BASE_URL is set' });
+      }
+      if (!env.CARD_CODE_KEYS) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['CARD_CODE_KEYS'],
+          message: 'is required when UPSTREAM_BASE_URL is set (a real provider issues real codes)',
+        });
+      }
+    }
+    if (env.CARD_CODE_KEYS) {
+      const { problem } = parseCardCodeKeys(env.CARD_CODE_KEYS);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['CARD_CODE_KEYS'], message: problem });
+    }
+  });
+
+export type Env = z.output<typeof envSchema>;

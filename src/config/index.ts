@@ -1,0 +1,85 @@
+import { envSchema, parseCardCodeKeys, type CardCodeKey, type Env } from './env.js';
+
+export type { CardCodeKey } from './env.js';
+
+/** Credentials the sandbox accepts, and the gateway uses, when no provider is configured. */
+export const SANDBOX_DEFAULT_USERNAME = 'sandbox-merchant';
+export const SANDBOX_DEFAULT_PRIVATE_KEY = 'sandbox-private-key-not-secret';
+
+export interface Config {
+  env: Env['NODE_ENV'];
+  http: { host: string; port: number; trustProxy: boolean };
+  databaseUrl: string;
+  databasePoolMax: number;
+  redisUrl: string;
+  queuePrefix: string;
+  upstream: {
+    /** Undefined: start the built-in sandbox and use it. */
+    baseUrl: string | undefined;
+    username: string;
+    privateKey: string;
+    proxyUrl: string | undefined;
+    timeoutMs: number;
+    webhookSecret: string | undefined;
+  };
+  sandbox: { port: number };
+  /** Parsed CARD_CODE_KEYS, or undefined when a dev key file is to be used. */
+  cardCodeKeys: CardCodeKey[] | undefined;
+  cardCodeKeyFile: string;
+  catalog: { syncCron: string; timeZone: string | undefined };
+  migrateOnStart: boolean;
+  orders: { maxQuantity: number };
+  rateLimit: { max: number; windowMs: number };
+  logLevel: Env['LOG_LEVEL'];
+  shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Reads and validates the environment. Throws ConfigError listing one line per problem, naming
+ * the variable and what is wrong; values are never included, so secrets cannot leak here.
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const result = envSchema.safeParse(source);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const name = issue.path.length > 0 ? issue.path.join('.') : 'environment';
+      const message = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
+      return `${name} ${message}`;
+    });
+    throw new ConfigError([...new Set(problems)]);
+  }
+  const e = result.data;
+  const sandbox = e.UPSTREAM_BASE_URL === undefined;
+  return {
+    env: e.NODE_ENV,
+    http: { host: e.HOST, port: e.PORT, trustProxy: e.TRUST_PROXY },
+    databaseUrl: e.DATABASE_URL,
+    databasePoolMax: e.DATABASE_POOL_MAX,
+    redisUrl: e.REDIS_URL,
+    queuePrefix: e.QUEUE_PREFIX,
+    upstream: {
+      baseUrl: e.UPSTREAM_BASE_URL,
+      username: e.UPSTREAM_USERNAME ?? (sandbox ? SANDBOX_DEFAULT_USERNAME : ''),
+      privateKey: e.UPSTREAM_PRIVATE_KEY ?? (sandbox ? SANDBOX_DEFAULT_PRIVATE_KEY : ''),
+      proxyUrl: e.UPSTREAM_PROXY_URL,
+      timeoutMs: e.UPSTREAM_TIMEOUT_MS,
+      webhookSecret: e.UPSTREAM_WEBHOOK_SECRET,
+    },
+    sandbox: { port: e.SANDBOX_PORT },
+    cardCodeKeys: e.CARD_CODE_KEYS ? parseCardCodeKeys(e.CARD_CODE_KEYS).keys : undefined,
+    cardCodeKeyFile: e.CARD_CODE_KEY_FILE,
+    catalog: { syncCron: e.CATALOG_SYNC_CRON, timeZone: e.TZ },
+    migrateOnStart: e.MIGRATE_ON_START,
+    orders: { maxQuantity: e.ORDER_MAX_QUANTITY },
+    rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    logLevel: e.LOG_LEVEL,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  };
+}

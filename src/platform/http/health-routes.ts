@@ -1,0 +1,82 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+
+export interface ReadinessCheck {
+  name: string;
+  /** Resolves with optional details when healthy; throws (with a safe message) when not. */
+  check(): Promise<Record<string, unknown> | void>;
+  /** A non-critical check reports but never makes the instance unready (e.g. catalog age). */
+  critical?: boolean;
+}
+
+const CheckResult = Type.Object({
+  ok: Type.Boolean(),
+  ms: Type.Integer(),
+  error: Type.Optional(Type.String()),
+  details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
+
+const READY_TIMEOUT_MS = 2_000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    promise.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
+/** `/healthz`: the process is up. `/readyz`: its dependencies answer, so it should get traffic. */
+export const healthRoutes: FastifyPluginAsyncTypebox<{ checks: ReadinessCheck[] }> = async (app, { checks }) => {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Liveness: the process is up',
+        response: { 200: Type.Object({ status: Type.Literal('ok') }) },
+      },
+    },
+    async () => ({ status: 'ok' as const }),
+  );
+
+  app.get(
+    '/readyz',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Readiness: database, Redis and other dependencies',
+        response: {
+          200: Type.Object({ status: Type.Literal('ready'), checks: Type.Record(Type.String(), CheckResult) }),
+          503: Type.Object({ status: Type.Literal('unready'), checks: Type.Record(Type.String(), CheckResult) }),
+        },
+      },
+    },
+    async (request, reply) => {
+      const results = await Promise.all(
+        checks.map(async (c) => {
+          const started = performance.now();
+          try {
+            const details = await withTimeout(c.check(), READY_TIMEOUT_MS);
+            return [c.name, { ok: true, ms: Math.round(performance.now() - started), ...(details ? { details } : {}) }, c] as const;
+          } catch (err) {
+            request.log.warn({ check: c.name, err: { message: (err as Error).message } }, 'readiness check failed');
+            return [c.name, { ok: false, ms: Math.round(performance.now() - started), error: (err as Error).message }, c] as const;
+          }
+        }),
+      );
+      const ready = results.every(([, r, c]) => r.ok || c.critical === false);
+      const body = Object.fromEntries(results.map(([name, r]) => [name, r]));
+      if (ready) return reply.status(200).send({ status: 'ready' as const, checks: body });
+      return reply.status(503).send({ status: 'unready' as const, checks: body });
+    },
+  );
+};

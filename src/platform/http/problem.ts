@@ -1,0 +1,32 @@
+import { STATUS_CODES } from 'node:http';
+import { Type, type Static } from 'typebox';
+
+/** RFC 9457 problem details, with the stable `code` clients branch on. */
+export const ProblemDetails = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    code: Type.String({ description: 'Stable snake_case error code; branch on this, not on the text.' }),
+    detail: Type.Optional(Type.String()),
+    instance: Type.Optional(Type.String()),
+    requestId: Type.Optional(Type.String()),
+    errors: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  },
+  { $id: 'ProblemDetails', additionalProperties: true },
+);
+
+export type ProblemDetailsBody = Static<typeof ProblemDetails> & Record<string, unknown>;
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
+
+export function problem(status: number, code: string, detail: string | undefined, extra: Record<string, unknown> = {}): ProblemDetailsBody {
+  return {
+    type: 'about:blank',
+    title: STATUS_CODES[status] ?? 'Error',
+    status,
+    code,
+    ...(detail === undefined ? {} : { detail }),
+    ...extra,
+  };
+}

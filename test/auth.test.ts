@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { App } from '../src/app.js';
+import { createRedis } from '../src/platform/redis.js';
+import { generateApiKey, hashApiKey, parseApiKey } from '../src/security/api-key-format.js';
+import { createApiKeyService, listenForRevocations } from '../src/security/api-keys.js';
+import { createTestContext, type TestContext } from './helpers/context.js';
+
+describe('API keys and scopes', () => {
+  let ctx: TestContext;
+  let app: App;
+
+  beforeAll(async () => {
+    ctx = await createTestContext();
+    app = await ctx.app({
+      configure: (a) => {
+        a.get('/test/orders', { onRequest: a.requireScopes('orders:write') }, async (request) => ({ key: request.apiKey?.name }));
+      },
+    });
+  });
+  afterAll(() => ctx.close());
+
+  it('generates keys with 256-bit secrets and a visible prefix', () => {
+    const a = generateApiKey();
+    const b = generateApiKey();
+    expect(a.key).toMatch(/^gwk_[a-z2-7]{12}_[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(a.key.split('_').slice(2).join('_'), 'base64url')).toHaveLength(32);
+    expect(a.key).not.toBe(b.key);
+    expect(parseApiKey(a.key)).toEqual({ prefix: a.prefix });
+    expect(parseApiKey('gwk_short')).toBeUndefined();
+  });
+
+  it('stores only a hash of the key, never the key', async () => {
+    const key = await ctx.key(['catalog:read']);
+    const { prefix } = parseApiKey(key)!;
+    const row = await ctx.prisma.apiKey.findUniqueOrThrow({ where: { prefix } });
+    expect(row.secretHash).toBe(hashApiKey(key));
+    expect(JSON.stringify(row)).not.toContain(key.slice(-43));
+  });
+
+  it('accepts a valid key and tells who it is', async () => {
+    const key = await ctx.key(['catalog:read', 'orders:read'], 'storefront-eu');
+    const res = await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${key}` } });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toMatchObject({ name: 'storefront-eu', prefix: parseApiKey(key)!.prefix, scopes: ['catalog:read', 'orders:read'] });
+    expect(res.body).not.toContain(key);
+  });
+
+  it.each([
+    ['no header', undefined],
+    ['another scheme', 'Basic dXNlcjpwYXNz'],
+    ['a malformed key', 'Bearer not-a-key'],
+    ['an unknown key', `Bearer ${generateApiKey().key}`],
+  ])('answers %s with 401 problem details', async (_label, authorization) => {
+    const res = await app.inject({ method: 'GET', url: '/v1/me', headers: authorization ? { authorization } : {} });
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
+    expect(res.json().code).toBe('unauthorized');
+  });
+
+  it('answers a key with the right prefix but the wrong secret with 401', async () => {
+    const key = await ctx.key(['admin']);
+    const forged = `${key.slice(0, -4)}AAAA`;
+    const res = await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${forged}` } });
+    expect(res.statusCode).toBe(401);
+  });
+
+  it('answers a missing scope with 403, and lets admin through', async () => {
+    const reader = await ctx.key(['catalog:read']);
+    const denied = await app.inject({ method: 'GET', url: '/test/orders', headers: { authorization: `Bearer ${reader}` } });
+    expect(denied.statusCode).toBe(403);
+    expect(denied.json()).toMatchObject({ code: 'forbidden', requiredScopes: ['orders:write'] });
+    const writer = await ctx.key(['orders:write']);
+    expect((await app.inject({ method: 'GET', url: '/test/orders', headers: { authorization: `Bearer ${writer}` } })).statusCode).toBe(200);
+    const admin = await ctx.key(['admin']);
+    expect((await app.inject({ method: 'GET', url: '/test/orders', headers: { authorization: `Bearer ${admin}` } })).statusCode).toBe(200);
+  });
+
+  it('stops accepting a revoked key at once, on this and on other instances', async () => {
+    // A second instance: its own key cache, told of revocations over Redis pub/sub.
+    const otherKeys = createApiKeyService({ prisma: ctx.prisma, log: ctx.log, redis: ctx.redis, channel: ctx.apiKeys.channel });
+    const subscriber = createRedis(ctx.config.redisUrl, 'subscriber');
+    const stopListening = await listenForRevocations(subscriber, otherKeys);
+    const other = await ctx.app({ apiKeys: otherKeys });
+    try {
+      const key = await ctx.key(['catalog:read']);
+      const headers = { authorization: `Bearer ${key}` };
+      expect((await app.inject({ method: 'GET', url: '/v1/me', headers })).statusCode).toBe(200);
+      expect((await other.inject({ method: 'GET', url: '/v1/me', headers })).statusCode).toBe(200);
+
+      const announced = new Promise<void>((resolve) => subscriber.once('message', () => resolve()));
+      const revoked = await ctx.apiKeys.revoke(parseApiKey(key)!.prefix);
+      expect(revoked?.revokedAt).toBeInstanceOf(Date);
+      expect((await app.inject({ method: 'GET', url: '/v1/me', headers })).statusCode).toBe(401);
+      await announced;
+      expect((await other.inject({ method: 'GET', url: '/v1/me', headers })).statusCode).toBe(401);
+    } finally {
+      await stopListening();
+      await subscriber.quit();
+    }
+  });
+
+  it('never logs the presented key', async () => {
+    const key = await ctx.key(['catalog:read']);
+    await app.inject({ method: 'GET', url: '/v1/me', headers: { authorization: `Bearer ${key}` } });
+    await app.inject({ method: 'GET', url: '/test/orders', headers: { authorization: `Bearer ${key}` } });
+    expect(ctx.logs.lines.length).toBeGreaterThan(0);
+    expect(ctx.logs.text).not.toContain(key.slice(-43));
+  });
+});

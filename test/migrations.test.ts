@@ -1,0 +1,93 @@
+import { createHash } from 'node:crypto';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyMigrations, DEFAULT_MIGRATIONS_DIR, ensureDatabase, migrate, readMigrations } from '../src/platform/migrate.js';
+import { TEST_DATABASE_URL, uniqueId } from './helpers/env.js';
+
+const dbName = uniqueId('gw_migrate_');
+const url = new URL(TEST_DATABASE_URL);
+url.pathname = `/${dbName}`;
+const freshUrl = url.toString();
+
+async function query<T extends pg.QueryResultRow>(connectionString: string, sql: string): Promise<T[]> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  try {
+    return (await client.query<T>(sql)).rows;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('migrations', () => {
+  afterAll(async () => {
+    const admin = new URL(TEST_DATABASE_URL);
+    admin.pathname = '/postgres';
+    await query(admin.toString(), `DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  });
+
+  it('creates a missing database, applies every migration once, and records them as Prisma does', async () => {
+    expect(await ensureDatabase(freshUrl)).toBe(true);
+    expect(await ensureDatabase(freshUrl)).toBe(false);
+    const files = await readMigrations();
+    expect(files.length).toBeGreaterThan(0);
+
+    // Three instances starting at once: the advisory lock lets one apply, the others find it done.
+    const results = await Promise.all([applyMigrations(freshUrl), applyMigrations(freshUrl), applyMigrations(freshUrl)]);
+    expect(results.map((r) => r.applied.length).sort()).toEqual([0, 0, files.length]);
+
+    const rows = await query<{ migration_name: string; checksum: string; finished_at: Date | null; applied_steps_count: number }>(
+      freshUrl,
+      'SELECT migration_name, checksum, finished_at, applied_steps_count FROM _prisma_migrations ORDER BY migration_name',
+    );
+    expect(rows.map((r) => r.migration_name)).toEqual(files.map((f) => f.name));
+    for (const [i, row] of rows.entries()) {
+      const sql = await readFile(path.join(DEFAULT_MIGRATIONS_DIR, files[i]!.name, 'migration.sql'));
+      expect(row.checksum).toBe(createHash('sha256').update(sql).digest('hex'));
+      expect(row.finished_at).toBeInstanceOf(Date);
+      expect(row.applied_steps_count).toBe(1);
+    }
+    const tables = await query<{ tablename: string }>(freshUrl, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
+    expect(tables.map((t) => t.tablename)).toContain('api_keys');
+
+    expect(await migrate(freshUrl)).toEqual({ applied: [], alreadyApplied: files.length });
+  });
+
+  describe('with a copy of the migrations folder', () => {
+    let dir: string;
+    beforeAll(async () => {
+      dir = await mkdtemp(path.join(tmpdir(), 'gw-migrations-'));
+      await cp(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true });
+    });
+    afterAll(() => rm(dir, { recursive: true, force: true }));
+
+    it('refuses to run when an applied migration was edited afterwards', async () => {
+      const [first] = await readMigrations(dir);
+      await writeFile(path.join(dir, first!.name, 'migration.sql'), `${first!.sql}\n-- edited\n`);
+      await expect(applyMigrations(freshUrl, { dir })).rejects.toThrow(/was changed after it was applied/);
+    });
+
+    it('rolls back a failing migration completely and applies it once fixed', async () => {
+      await cp(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true, force: true });
+      const name = '99990101000000_broken';
+      await cp(path.join(dir, (await readMigrations(dir))[0]!.name), path.join(dir, name), { recursive: true });
+      await writeFile(path.join(dir, name, 'migration.sql'), 'CREATE TABLE half_done (id int);\nSELECT * FROM no_such_table;\n');
+      await expect(applyMigrations(freshUrl, { dir })).rejects.toThrow(/99990101000000_broken failed/);
+      const leftovers = await query(freshUrl, "SELECT 1 FROM pg_tables WHERE tablename = 'half_done'");
+      expect(leftovers).toHaveLength(0);
+      await writeFile(path.join(dir, name, 'migration.sql'), 'CREATE TABLE half_done (id int);\n');
+      expect((await applyMigrations(freshUrl, { dir })).applied).toEqual([name]);
+    });
+  });
+
+  it('keeps schema.prisma and the latest migration snapshot in step (run `npm run db:migration -- <name>`)', async () => {
+    const files = await readMigrations();
+    const latest = files.at(-1)!;
+    const snapshot = await readFile(path.join(DEFAULT_MIGRATIONS_DIR, latest.name, 'schema.prisma'), 'utf8');
+    const schema = await readFile(path.join(DEFAULT_MIGRATIONS_DIR, '..', 'schema.prisma'), 'utf8');
+    expect(schema).toBe(snapshot);
+  });
+});
