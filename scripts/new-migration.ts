@@ -27,7 +27,7 @@ export async function loadSchemaEngine() {
   const wasm = (globalThis as unknown as { WebAssembly: { instantiate(b: Uint8Array, i: object): Promise<{ instance: { exports: unknown } }> } }).WebAssembly;
   const { instance } = await wasm.instantiate(bytes, { './schema_engine_bg.js': bg });
   (bg as unknown as { __wbg_set_wasm(exports: unknown): void }).__wbg_set_wasm(instance.exports);
-  (instance.exports as unknown as { __wbindgen_start(): void }).__wbindgen_start();
+  (instance.exports as { __wbindgen_start(): void }).__wbindgen_start();
   return bg;
 }
 

@@ -35,7 +35,7 @@ const BODY_LIMIT_BYTES = 64 * 1024;
  */
 export async function buildApp(deps: AppDeps): Promise<App> {
   const app = Fastify({
-    loggerInstance: deps.log as FastifyBaseLogger,
+    loggerInstance: deps.log,
     trustProxy: deps.config.http.trustProxy,
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (req) => {

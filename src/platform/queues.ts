@@ -77,7 +77,7 @@ export function createQueueRegistry({ redisUrl, producer, prefix }: QueueRegistr
         connection: workerConnection(redisUrl),
         prefix,
       });
-      workers.push(worker as unknown as Worker);
+      workers.push(worker);
       return worker;
     },
     async close() {

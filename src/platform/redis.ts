@@ -75,7 +75,7 @@ export async function pingRedis(client: Redis): Promise<void> {
  */
 export async function checkEvictionPolicy(client: Redis, log: Logger): Promise<string | undefined> {
   try {
-    const reply = (await client.config('GET', 'maxmemory-policy')) as unknown as string[];
+    const reply = await client.config('GET', 'maxmemory-policy');
     const policy = reply[1];
     if (policy !== 'noeviction') {
       log.warn(

@@ -31,8 +31,10 @@ export function createScheduler({ log, timeZone }: { log: Logger; timeZone?: str
       log.info({ task: name, expression, timeZone, next: scheduled.getNextRun()?.toISOString() }, 'scheduled');
     },
     async stop() {
-      await Promise.all(tasks.map((t) => t.stop()));
-      await Promise.all(tasks.map((t) => t.destroy()));
+      for (const task of tasks) {
+        await task.stop();
+        await task.destroy();
+      }
       tasks.length = 0;
     },
   };

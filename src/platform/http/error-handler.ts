@@ -31,8 +31,8 @@ export function toProblem(error: unknown, request: FastifyRequest) {
   const err = error as FastifyError & { validation?: { instancePath?: string; message?: string; params?: Record<string, unknown> }[] };
   if (err.validation) {
     const errors = err.validation.map((v) => {
-      const missing = v.params?.missingProperty;
-      const path = `${err.validationContext ?? 'body'}${v.instancePath ?? ''}${missing ? `/${String(missing)}` : ''}`;
+      const missing = typeof v.params?.missingProperty === 'string' ? v.params.missingProperty : undefined;
+      const path = `${err.validationContext ?? 'body'}${v.instancePath ?? ''}${missing ? `/${missing}` : ''}`;
       return { path, message: v.message ?? 'is invalid' };
     });
     return { body: problem(400, 'validation_failed', 'The request is not valid.', { errors, requestId }) };

@@ -1,0 +1,70 @@
+import type { Job } from 'bullmq';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/platform/logger.js';
+import { createQueueRegistry, type QueuePayloads } from '../src/platform/queues.js';
+import { checkEvictionPolicy, createRedis, redisOptions, waitForRedis } from '../src/platform/redis.js';
+import { LogCapture } from './helpers/context.js';
+import { TEST_REDIS_URL, uniqueId } from './helpers/env.js';
+
+describe('queues and Redis', () => {
+  const cleanups: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const c of cleanups.splice(0).reverse()) await c();
+  });
+
+  it('uses BullMQ production settings for each connection role', () => {
+    expect(redisOptions('worker')).toMatchObject({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+    expect(redisOptions('producer')).toMatchObject({ maxRetriesPerRequest: 1, enableOfflineQueue: false });
+  });
+
+  it('runs a typed job through a worker under the registry prefix', async () => {
+    const producer = createRedis(TEST_REDIS_URL, 'producer');
+    await waitForRedis(producer);
+    const prefix = uniqueId('q');
+    const queues = createQueueRegistry({ redisUrl: TEST_REDIS_URL, producer, prefix });
+    cleanups.push(async () => {
+      const keys = await producer.keys(`${prefix}:*`);
+      if (keys.length) await producer.del(...keys);
+      await producer.quit();
+    });
+    cleanups.push(() => queues.close());
+
+    const seen: QueuePayloads['order-pipeline'][] = [];
+    const done = new Promise<void>((resolve) => {
+      queues.worker('order-pipeline', async (job: Job<QueuePayloads['order-pipeline']>) => {
+        seen.push(job.data);
+        resolve();
+        return 'ok';
+      });
+    });
+    await queues.get('order-pipeline').add('run', { orderId: 'o-1' }, { jobId: 'order-o-1' });
+    await done;
+    expect(seen).toEqual([{ orderId: 'o-1' }]);
+    const keys = await producer.keys(`${prefix}:order-pipeline:*`);
+    expect(keys.length).toBeGreaterThan(0);
+  });
+
+  it('fails fast on the producer connection when Redis is unreachable', async () => {
+    const producer = createRedis('redis://127.0.0.1:1', 'producer');
+    cleanups.push(async () => producer.disconnect());
+    const started = Date.now();
+    await expect(producer.ping()).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it('warns when maxmemory-policy is not noeviction', async () => {
+    const admin = createRedis(TEST_REDIS_URL, 'producer');
+    await waitForRedis(admin);
+    const original = ((await admin.config('GET', 'maxmemory-policy')) as unknown as string[])[1]!;
+    // Safe on a shared Redis: with maxmemory 0 (the default here) nothing is ever evicted.
+    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    try {
+      const logs = new LogCapture();
+      expect(await checkEvictionPolicy(admin, createLogger('info', logs))).toBe('allkeys-lru');
+      expect(logs.text).toMatch(/maxmemory-policy is not noeviction/);
+    } finally {
+      await admin.config('SET', 'maxmemory-policy', original);
+      await admin.quit();
+    }
+  });
+});
