@@ -1,0 +1,18 @@
+export { createUpstreamClient, DEFAULT_RETRY } from './client.js';
+export { UpstreamError, isUpstreamError, UPSTREAM_ERROR_KINDS, type UpstreamErrorKind } from './errors.js';
+export { UPSTREAM_CODES, SUCCESS_CODE, describeUpstreamCode, type KnownUpstreamCode } from './codes.js';
+export { UPSTREAM_ENDPOINTS, type UpstreamEndpoint } from './endpoints.js';
+export { classifyFailure, backoffDelayMs, type FailureClassification, type FailureFacts } from './retry-policy.js';
+export type {
+  CardBalance,
+  ConfirmOrderInput,
+  Denomination,
+  InitiateCardRequestInput,
+  InitiatedTransaction,
+  IssuedCard,
+  RetrySettings,
+  UpstreamCallRecord,
+  UpstreamClient,
+  UpstreamClientOptions,
+  Vendor,
+} from './types.js';
