@@ -44,6 +44,34 @@ describe('queues and Redis', () => {
     expect(keys.length).toBeGreaterThan(0);
   });
 
+  it('lets an in-flight job finish when the registry closes (graceful shutdown)', async () => {
+    const producer = createRedis(TEST_REDIS_URL, 'producer');
+    await waitForRedis(producer);
+    const prefix = uniqueId('q');
+    const queues = createQueueRegistry({ redisUrl: TEST_REDIS_URL, producer, prefix });
+    cleanups.push(async () => {
+      const keys = await producer.keys(`${prefix}:*`);
+      if (keys.length) await producer.del(...keys);
+      await producer.quit();
+    });
+
+    let finished = false;
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    queues.worker('catalog-sync', async () => {
+      started();
+      await new Promise((r) => setTimeout(r, 300));
+      finished = true;
+    });
+    const job = await queues.get('catalog-sync').add('sync', { reason: 'manual' });
+    await running;
+    await queues.close();
+    expect(finished).toBe(true);
+    const reader = createQueueRegistry({ redisUrl: TEST_REDIS_URL, producer, prefix });
+    expect(await reader.get('catalog-sync').getJobState(job.id!)).toBe('completed');
+    await reader.close();
+  });
+
   it('fails fast on the producer connection when Redis is unreachable', async () => {
     const producer = createRedis('redis://127.0.0.1:1', 'producer');
     cleanups.push(async () => producer.disconnect());
@@ -55,7 +83,7 @@ describe('queues and Redis', () => {
   it('warns when maxmemory-policy is not noeviction', async () => {
     const admin = createRedis(TEST_REDIS_URL, 'producer');
     await waitForRedis(admin);
-    const original = ((await admin.config('GET', 'maxmemory-policy')) as unknown as string[])[1]!;
+    const original = (await admin.config('GET', 'maxmemory-policy'))[1]!;
     // Safe on a shared Redis: with maxmemory 0 (the default here) nothing is ever evicted.
     await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
     try {

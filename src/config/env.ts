@@ -104,6 +104,9 @@ export const envSchema = z
     SANDBOX_PORT: int(0, 0, 65535),
     CATALOG_SYNC_CRON: cron.default('0 3 * * *'),
     TZ: optionalString.refine((v) => v === undefined || isValidTimeZone(v), { message: 'must be an IANA time zone such as Europe/Berlin' }),
+    CATALOG_STALE_AFTER_MS: int(36 * 3600_000, 60_000, 30 * 24 * 3600_000),
+    CATALOG_SYNC_MAX_AGE_MS: int(24 * 3600_000, 0, 30 * 24 * 3600_000),
+    CATALOG_SYNC_CONCURRENCY: int(4, 1, 32),
     MIGRATE_ON_START: bool(true),
     ORDER_MAX_QUANTITY: int(10, 1, 1000),
     RATE_LIMIT_MAX: int(600, 1, 1_000_000),
@@ -111,27 +114,28 @@ export const envSchema = z
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     SHUTDOWN_TIMEOUT_MS: int(25_000, 1000, 600_000),
     TRUST_PROXY: bool(false),
-  })
-  .superRefine((env, ctx) => {
-    if (env.UPSTREAM_BASE_URL) {
-      if (!env.UPSTREAM_USERNAME) {
-        ctx.addIssue({ code: 'custom', path: ['UPSTREAM_USERNAME'], message: 'is required when UPSTREAM_BASE_URL is set' });
-      }
-      if (!env.UPSTREAM_PRIVATE_KEY) {
-        ctx.addIssue({ code: 'custom', path: ['UPSTREAM_PRIVATE_KEY'], message: 'is required when UPSTREAM_BASE_URL is set' });
-      }
-      if (!env.CARD_CODE_KEYS) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['CARD_CODE_KEYS'],
-          message: 'is required when UPSTREAM_BASE_URL is set (a real provider issues real codes)',
-        });
-      }
-    }
-    if (env.CARD_CODE_KEYS) {
-      const { problem } = parseCardCodeKeys(env.CARD_CODE_KEYS);
-      if (problem) ctx.addIssue({ code: 'custom', path: ['CARD_CODE_KEYS'], message: problem });
-    }
   });
+
+const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
+
+/**
+ * Rules between variables, checked on the raw values so they are reported together with the
+ * per-variable problems (zod skips object-level refinements once any field has failed).
+ */
+export function crossFieldProblems(raw: Record<string, string | undefined>): string[] {
+  const problems: string[] = [];
+  if (present(raw.UPSTREAM_BASE_URL)) {
+    if (!present(raw.UPSTREAM_USERNAME)) problems.push('UPSTREAM_USERNAME is required when UPSTREAM_BASE_URL is set');
+    if (!present(raw.UPSTREAM_PRIVATE_KEY)) problems.push('UPSTREAM_PRIVATE_KEY is required when UPSTREAM_BASE_URL is set');
+    if (!present(raw.CARD_CODE_KEYS)) {
+      problems.push('CARD_CODE_KEYS is required when UPSTREAM_BASE_URL is set (a real provider issues real codes)');
+    }
+  }
+  if (present(raw.CARD_CODE_KEYS)) {
+    const { problem } = parseCardCodeKeys(raw.CARD_CODE_KEYS);
+    if (problem) problems.push(`CARD_CODE_KEYS ${problem}`);
+  }
+  return problems;
+}
 
 export type Env = z.output<typeof envSchema>;

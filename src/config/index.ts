@@ -1,4 +1,4 @@
-import { envSchema, parseCardCodeKeys, type CardCodeKey, type Env } from './env.js';
+import { crossFieldProblems, envSchema, parseCardCodeKeys, type CardCodeKey, type Env } from './env.js';
 
 export type { CardCodeKey } from './env.js';
 
@@ -26,7 +26,15 @@ export interface Config {
   /** Parsed CARD_CODE_KEYS, or undefined when a dev key file is to be used. */
   cardCodeKeys: CardCodeKey[] | undefined;
   cardCodeKeyFile: string;
-  catalog: { syncCron: string; timeZone: string | undefined };
+  catalog: {
+    syncCron: string;
+    timeZone: string | undefined;
+    /** Answers say `stale: true` when the last successful sync is older than this. */
+    staleAfterMs: number;
+    /** At start, sync now if the last successful sync is older than this (0: only when empty). */
+    syncMaxAgeMs: number;
+    syncConcurrency: number;
+  };
   migrateOnStart: boolean;
   orders: { maxQuantity: number };
   rateLimit: { max: number; windowMs: number };
@@ -47,14 +55,15 @@ export class ConfigError extends Error {
  */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
   const result = envSchema.safeParse(source);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
-      const name = issue.path.length > 0 ? issue.path.join('.') : 'environment';
-      const message = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
-      return `${name} ${message}`;
-    });
-    throw new ConfigError([...new Set(problems)]);
-  }
+  const problems = result.success
+    ? []
+    : result.error.issues.map((issue) => {
+        const name = issue.path.length > 0 ? issue.path.join('.') : 'environment';
+        const message = issue.code === 'invalid_type' && issue.input === undefined ? 'is required' : issue.message;
+        return `${name} ${message}`;
+      });
+  problems.push(...crossFieldProblems(source));
+  if (!result.success || problems.length > 0) throw new ConfigError([...new Set(problems)]);
   const e = result.data;
   const sandbox = e.UPSTREAM_BASE_URL === undefined;
   return {
@@ -75,7 +84,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     sandbox: { port: e.SANDBOX_PORT },
     cardCodeKeys: e.CARD_CODE_KEYS ? parseCardCodeKeys(e.CARD_CODE_KEYS).keys : undefined,
     cardCodeKeyFile: e.CARD_CODE_KEY_FILE,
-    catalog: { syncCron: e.CATALOG_SYNC_CRON, timeZone: e.TZ },
+    catalog: {
+      syncCron: e.CATALOG_SYNC_CRON,
+      timeZone: e.TZ,
+      staleAfterMs: e.CATALOG_STALE_AFTER_MS,
+      syncMaxAgeMs: e.CATALOG_SYNC_MAX_AGE_MS,
+      syncConcurrency: e.CATALOG_SYNC_CONCURRENCY,
+    },
     migrateOnStart: e.MIGRATE_ON_START,
     orders: { maxQuantity: e.ORDER_MAX_QUANTITY },
     rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },

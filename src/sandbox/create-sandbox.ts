@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { pino, type Logger } from 'pino';
@@ -90,6 +91,8 @@ export async function createSandbox(options: SandboxOptions = {}): Promise<Sandb
   const state = new SandboxState(seed, () => completeFaults(options.faults), () => ({ ...behaviour }));
   const events = new SandboxEvents();
   const closing = new AbortController();
+  // Every delayed call (latency faults) listens on this one signal; hundreds may be in flight.
+  setMaxListeners(0, closing.signal);
   const hanging = new Set<Socket>();
   const webhooks = new WebhookDispatcher(options.webhook ?? {}, {
     now,

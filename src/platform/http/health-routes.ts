@@ -36,9 +36,11 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 /** `/healthz`: the process is up. `/readyz`: its dependencies answer, so it should get traffic. */
 export const healthRoutes: FastifyPluginAsyncTypebox<{ checks: ReadinessCheck[] }> = async (app, { checks }) => {
+  // Probes arrive every few seconds from orchestrators; keep them out of the info log.
   app.get(
     '/healthz',
     {
+      logLevel: 'warn',
       schema: {
         tags: ['operations'],
         summary: 'Liveness: the process is up',
@@ -51,6 +53,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks: ReadinessCheck[] 
   app.get(
     '/readyz',
     {
+      logLevel: 'warn',
       schema: {
         tags: ['operations'],
         summary: 'Readiness: database, Redis and other dependencies',

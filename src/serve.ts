@@ -1,0 +1,183 @@
+import type { Config } from './config/index.js';
+import { buildApp, type App } from './app.js';
+import { createPrisma, pingDatabase, type PrismaClient } from './platform/db.js';
+import { describeUrl } from './platform/describe-url.js';
+import type { ReadinessCheck } from './platform/http/health-routes.js';
+import type { Logger } from './platform/logger.js';
+import { migrate } from './platform/migrate.js';
+import { createQueueRegistry, type QueueRegistry } from './platform/queues.js';
+import { checkEvictionPolicy, createRedis, pingRedis, waitForRedis, type Redis } from './platform/redis.js';
+import { createScheduler, type Scheduler } from './platform/scheduler.js';
+import { createShutdown, type Shutdown } from './platform/shutdown.js';
+import { createApiKeyService, listenForRevocations } from './security/api-keys.js';
+import { loadCardCodeKeys } from './security/card-code-keys.js';
+import { startEmbeddedSandbox } from './embedded-sandbox.js';
+import { createCatalogCache, listenForCatalogUpdates, type CatalogCache } from './catalog/catalog-cache.js';
+import { catalogUpdatedChannel, scheduleCatalogSync, startCatalogWorker } from './catalog/catalog-jobs.js';
+import { catalogReadiness } from './catalog/catalog-readiness.js';
+import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
+
+export const ROLES = ['api', 'worker', 'scheduler'] as const;
+export type Role = (typeof ROLES)[number];
+
+export class StartupError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StartupError';
+  }
+}
+
+export interface Running {
+  /** Base URL of the HTTP API when the api role runs. */
+  url: string | undefined;
+  /** Base URL of the provider in use (the embedded sandbox's when none is configured). */
+  upstreamUrl: string;
+  app: App | undefined;
+  upstream: UpstreamClient;
+  catalog: CatalogCache | undefined;
+  prisma: PrismaClient;
+  redis: Redis;
+  queues: QueueRegistry;
+  scheduler: Scheduler | undefined;
+  shutdown: Shutdown;
+}
+
+/** Applies pending migrations unless MIGRATE_ON_START=false (then the schema must be current). */
+export async function prepareDatabase(config: Pick<Config, 'databaseUrl' | 'migrateOnStart'>, log: Logger): Promise<void> {
+  if (!config.migrateOnStart) return;
+  try {
+    const result = await migrate(config.databaseUrl, { log });
+    if (result.applied.length > 0) log.info({ applied: result.applied }, 'database migrated');
+  } catch (err) {
+    throw new StartupError(`cannot migrate the database at ${describeUrl(config.databaseUrl)} (DATABASE_URL): ${(err as Error).message}`, { cause: err });
+  }
+}
+
+export async function connectDatabase(config: Pick<Config, 'databaseUrl' | 'databasePoolMax'>, applicationName: string): Promise<PrismaClient> {
+  const prisma = createPrisma({ url: config.databaseUrl, poolMax: config.databasePoolMax, applicationName });
+  try {
+    await pingDatabase(prisma);
+  } catch (err) {
+    await prisma.$disconnect().catch(() => undefined);
+    throw new StartupError(`cannot reach PostgreSQL at ${describeUrl(config.databaseUrl)} (DATABASE_URL): ${(err as Error).message}`, { cause: err });
+  }
+  return prisma;
+}
+
+export async function connectRedis(config: Pick<Config, 'redisUrl'>, log: Logger): Promise<Redis> {
+  const redis = createRedis(config.redisUrl, 'producer', log);
+  try {
+    await waitForRedis(redis, 10_000);
+  } catch (err) {
+    redis.disconnect();
+    throw new StartupError(`cannot reach Redis at ${describeUrl(config.redisUrl)} (REDIS_URL): ${(err as Error).message}`, { cause: err });
+  }
+  return redis;
+}
+
+/** How often API instances reload the catalog even without an announcement (a missed message). */
+const CATALOG_RELOAD_EVERY_MS = 5 * 60_000;
+
+/**
+ * The provider client, against the configured provider or, with none, a sandbox started here
+ * on loopback. `close` stops both.
+ */
+export async function connectUpstream(config: Config, log: Logger): Promise<{ client: UpstreamClient; url: string; close: () => Promise<void> }> {
+  let url = config.upstream.baseUrl;
+  let sandbox: { close(): Promise<void> } | undefined;
+  if (url === undefined) {
+    const embedded = await startEmbeddedSandbox({ config, log });
+    sandbox = embedded;
+    url = embedded.url;
+  } else {
+    log.info({ upstream: describeUrl(url) }, 'using the provider');
+  }
+  const client = createUpstreamClient({
+    baseUrl: url,
+    username: config.upstream.username,
+    privateKey: config.upstream.privateKey,
+    timeoutMs: config.upstream.timeoutMs,
+    ...(config.upstream.proxyUrl ? { proxyUrl: config.upstream.proxyUrl } : {}),
+    logger: log.child({ component: 'upstream' }),
+  });
+  return {
+    client,
+    url,
+    close: async () => {
+      await client.close();
+      await sandbox?.close();
+    },
+  };
+}
+
+/**
+ * The composition root of `gateway serve`: connects PostgreSQL and Redis, starts the embedded
+ * sandbox when no provider is configured, then the requested roles. Everything it starts is
+ * registered with the shutdown so SIGTERM stops it in reverse order.
+ */
+export async function serve(config: Config, roles: readonly Role[], log: Logger): Promise<Running> {
+  const shutdown = createShutdown(log, config.shutdownTimeoutMs);
+  try {
+    await prepareDatabase(config, log);
+    const prisma = await connectDatabase(config, `gateway:${roles.join('+')}`);
+    shutdown.add('database', () => prisma.$disconnect());
+    const redis = await connectRedis(config, log);
+    shutdown.add('redis', () => redis.quit());
+    await checkEvictionPolicy(redis, log);
+
+    const upstream = await connectUpstream(config, log);
+    shutdown.add('provider client', upstream.close);
+
+    // Loaded at start so a bad key file stops the process now, not at the first order.
+    await loadCardCodeKeys(config.cardCodeKeys, config.cardCodeKeyFile, log);
+
+    const queues = createQueueRegistry({ redisUrl: config.redisUrl, producer: redis, prefix: config.queuePrefix });
+    shutdown.add('queues', () => queues.close());
+
+    if (roles.includes('worker')) {
+      await startCatalogWorker({ queues, prisma, upstream: upstream.client, log, publisher: redis, concurrency: config.catalog.syncConcurrency });
+    }
+
+    let scheduler: Scheduler | undefined;
+    if (roles.includes('scheduler')) {
+      const started = createScheduler({ log, timeZone: config.catalog.timeZone });
+      scheduler = started;
+      shutdown.add('scheduler', () => started.stop());
+      await scheduleCatalogSync({ scheduler: started, queues, prisma, log, cron: config.catalog.syncCron, maxAgeMs: config.catalog.syncMaxAgeMs });
+    }
+
+    let app: App | undefined;
+    let url: string | undefined;
+    let catalog: CatalogCache | undefined;
+    if (roles.includes('api')) {
+      const apiKeys = createApiKeyService({ prisma, log, redis, channel: `${config.queuePrefix}:api-keys:revoked` });
+      const subscriber = createRedis(config.redisUrl, 'subscriber', log);
+      shutdown.add('key revocation listener', () => subscriber.quit());
+      const stopListening = await listenForRevocations(subscriber, apiKeys);
+      shutdown.add('key revocation subscription', stopListening);
+      const cache = createCatalogCache({ prisma, log, staleAfterMs: config.catalog.staleAfterMs });
+      catalog = cache;
+      await cache.reload();
+      const stopCatalogUpdates = await listenForCatalogUpdates(subscriber, catalogUpdatedChannel(config.queuePrefix), cache);
+      shutdown.add('catalog update subscription', stopCatalogUpdates);
+      const reloadTimer = setInterval(() => void cache.reload(), CATALOG_RELOAD_EVERY_MS);
+      reloadTimer.unref();
+      shutdown.add('catalog reload timer', async () => clearInterval(reloadTimer));
+      const readinessChecks: ReadinessCheck[] = [
+        { name: 'database', check: () => pingDatabase(prisma) },
+        { name: 'redis', check: () => pingRedis(redis) },
+        catalogReadiness(cache),
+      ];
+      app = await buildApp({ config, log, redis, apiKeys, catalog: cache, readinessChecks });
+      // Registered last so it runs first: stop taking requests, finish the in-flight ones.
+      url = await app.listen({ port: config.http.port, host: config.http.host });
+      shutdown.add('http', () => app!.close());
+    }
+
+    log.info({ roles, url, upstream: describeUrl(upstream.url) }, 'gateway started');
+    return { url, upstreamUrl: upstream.url, app, upstream: upstream.client, catalog, prisma, redis, queues, scheduler, shutdown };
+  } catch (err) {
+    await shutdown.run('start failed').catch(() => undefined);
+    throw err;
+  }
+}

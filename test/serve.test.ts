@@ -1,0 +1,68 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../src/platform/logger.js';
+import { createPrisma } from '../src/platform/db.js';
+import { createApiKeyService } from '../src/security/api-keys.js';
+import { startGateway, waitForExit, waitForLog } from './helpers/cli.js';
+import { TEST_DATABASE_URL, uniqueId } from './helpers/env.js';
+
+describe('gateway serve (a real process)', () => {
+  const prisma = createPrisma({ url: TEST_DATABASE_URL, poolMax: 2 });
+  const name = uniqueId('serve-key-');
+  afterAll(async () => {
+    await prisma.apiKey.deleteMany({ where: { name } });
+    await prisma.$disconnect();
+  });
+
+  it('starts with the built-in sandbox, serves the API, and shuts down cleanly on SIGTERM', async () => {
+    const prefix = uniqueId('serve');
+    const child = startGateway(['serve'], { PORT: '0', SANDBOX_PORT: '0', LOG_LEVEL: 'info', QUEUE_PREFIX: prefix, CARD_CODE_KEY_FILE: `/tmp/${prefix}.keys` });
+    try {
+      const started = await waitForLog(child, (l) => l.msg === 'gateway started');
+      expect(started.roles).toEqual(['api', 'worker', 'scheduler']);
+      const url = String(started.url);
+      expect(String(started.upstream)).toMatch(/^http:\/\/127\.0\.0\.1:\d+/);
+
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      const ready = await fetch(`${url}/readyz`);
+      expect(ready.status).toBe(200);
+      expect(((await ready.json()) as { checks: Record<string, { ok: boolean }> }).checks.database!.ok).toBe(true);
+
+      const { key } = await createApiKeyService({ prisma, log: createLogger('silent') }).create(name, ['catalog:read']);
+      const me = await fetch(`${url}/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+      expect(me.status).toBe(200);
+      expect(((await me.json()) as { name: string }).name).toBe(name);
+      expect((await fetch(`${url}/v1/me`)).status).toBe(401);
+
+      const stopping = waitForLog(child, (l) => l.msg === 'shutting down');
+      child.kill('SIGTERM');
+      expect((await stopping).reason).toBe('SIGTERM');
+      expect(await waitForExit(child)).toBe(0);
+      await expect(fetch(`${url}/healthz`)).rejects.toThrow();
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('runs only the requested roles', async () => {
+    const prefix = uniqueId('serve');
+    const child = startGateway(['serve', '--role', 'worker', '--role', 'scheduler'], { LOG_LEVEL: 'info', QUEUE_PREFIX: prefix, CARD_CODE_KEY_FILE: `/tmp/${prefix}.keys` });
+    try {
+      const started = await waitForLog(child, (l) => l.msg === 'gateway started');
+      expect(started.roles).toEqual(['worker', 'scheduler']);
+      expect(started.url).toBeUndefined();
+      child.kill('SIGTERM');
+      expect(await waitForExit(child)).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  it('stops with a clear message when PostgreSQL cannot be reached', async () => {
+    const child = startGateway(['serve'], { DATABASE_URL: 'postgresql://postgres:pw-secret@127.0.0.1:1/gateway', LOG_LEVEL: 'fatal' });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    expect(await waitForExit(child)).toBe(1);
+    expect(stderr).toMatch(/cannot migrate the database at postgresql:\/\/127\.0\.0\.1:1\/gateway \(DATABASE_URL\)/);
+    expect(stderr).not.toContain('pw-secret');
+  });
+});
