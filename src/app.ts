@@ -9,6 +9,8 @@ import docs from './platform/http/docs.js';
 import errorHandler from './platform/http/error-handler.js';
 import { healthRoutes, type ReadinessCheck } from './platform/http/health-routes.js';
 import rateLimit from './platform/http/rate-limit.js';
+import type { CatalogCache } from './catalog/catalog-cache.js';
+import { catalogRoutes } from './catalog/catalog-routes.js';
 import type { ApiKeyService } from './security/api-keys.js';
 import auth from './security/auth-plugin.js';
 import { keyRoutes } from './security/key-routes.js';
@@ -22,6 +24,7 @@ export interface AppDeps {
   /** Fail-fast Redis connection (rate-limit counters). */
   redis: Redis;
   apiKeys: ApiKeyService;
+  catalog: CatalogCache;
   readinessChecks: ReadinessCheck[];
 }
 
@@ -34,8 +37,10 @@ const BODY_LIMIT_BYTES = 64 * 1024;
  * Order: error handling and docs first, then authentication and rate limits, then routes.
  */
 export async function buildApp(deps: AppDeps): Promise<App> {
+  // Typed as Fastify's base logger so the instance type stays the plain `App`.
+  const loggerInstance: FastifyBaseLogger = deps.log;
   const app = Fastify({
-    loggerInstance: deps.log,
+    loggerInstance,
     trustProxy: deps.config.http.trustProxy,
     bodyLimit: BODY_LIMIT_BYTES,
     genReqId: (req) => {
@@ -63,6 +68,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   await app.register(healthRoutes, { checks: deps.readinessChecks });
   await app.register(keyRoutes);
+  await app.register(catalogRoutes, { cache: deps.catalog });
 
   return app;
 }

@@ -6,6 +6,7 @@ import type { ReadinessCheck } from '../../src/platform/http/health-routes.js';
 import { createLogger, type Logger } from '../../src/platform/logger.js';
 import { createRedis, pingRedis, waitForRedis, type Redis } from '../../src/platform/redis.js';
 import { createApiKeyService, type ApiKeyService } from '../../src/security/api-keys.js';
+import { createCatalogCache, type CatalogCache } from '../../src/catalog/catalog-cache.js';
 import type { Scope } from '../../src/security/scopes.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueId } from './env.js';
 
@@ -30,7 +31,7 @@ export interface TestContext {
   prefix: string;
   apiKeys: ApiKeyService;
   /** Builds the real app on the real database and Redis, with this test's own key prefix. */
-  app(overrides?: { readinessChecks?: ReadinessCheck[]; apiKeys?: ApiKeyService; configure?: (app: App) => void | Promise<void> }): Promise<App>;
+  app(overrides?: { readinessChecks?: ReadinessCheck[]; apiKeys?: ApiKeyService; catalog?: CatalogCache; configure?: (app: App) => void | Promise<void> }): Promise<App>;
   /** Creates an API key with these scopes; cleaned up by close(). */
   key(scopes: Scope[], name?: string): Promise<string>;
   close(): Promise<void>;
@@ -60,7 +61,8 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
         { name: 'database', check: () => pingDatabase(prisma) },
         { name: 'redis', check: () => pingRedis(redis) },
       ];
-      const app = await buildApp({ config, log, redis, apiKeys: overrides.apiKeys ?? apiKeys, readinessChecks });
+      const catalog = overrides.catalog ?? createCatalogCache({ prisma, log, staleAfterMs: config.catalog.staleAfterMs });
+      const app = await buildApp({ config, log, redis, apiKeys: overrides.apiKeys ?? apiKeys, catalog, readinessChecks });
       await overrides.configure?.(app);
       await app.ready();
       apps.push(app);
