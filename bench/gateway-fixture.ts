@@ -1,0 +1,147 @@
+import { pino } from 'pino';
+import { buildApp, type App } from '../src/app.js';
+import { createCatalogCache, type CatalogCache } from '../src/catalog/catalog-cache.js';
+import { syncCatalog } from '../src/catalog/sync-catalog.js';
+import { loadConfig, SANDBOX_DEFAULT_PRIVATE_KEY, SANDBOX_DEFAULT_USERNAME, type Config } from '../src/config/index.js';
+import { createPrisma, type PrismaClient } from '../src/platform/db.js';
+import { createLogger, type Logger } from '../src/platform/logger.js';
+import { migrate } from '../src/platform/migrate.js';
+import { createRedis, waitForRedis, type Redis } from '../src/platform/redis.js';
+import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
+import { createApiKeyService, type ApiKeyService } from '../src/security/api-keys.js';
+import type { Scope } from '../src/security/scopes.js';
+import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';
+import type { BenchEnvironment } from './types.js';
+
+export interface GatewayAppOptions {
+  /** Default: the fixture's logger (LOG_LEVEL info, discarded), as in production. */
+  log?: Logger;
+  /** Default: the fixture's fail-fast producer connection, as `gateway serve` builds it. */
+  redis?: Redis;
+  /** Extra routes or hooks, registered before the app is ready. */
+  configure?: (app: App, fixture: GatewayFixture) => void | Promise<void>;
+}
+
+export interface GatewayFixture {
+  config: Config;
+  prefix: string;
+  prisma: PrismaClient;
+  redis: Redis;
+  log: Logger;
+  sandbox: Sandbox;
+  upstream: UpstreamClient;
+  apiKeys: ApiKeyService;
+  catalog: CatalogCache;
+  /** Creates an API key (deleted by close()); answers the secret to send as Bearer. */
+  key(scopes: Scope[]): Promise<string>;
+  /** Builds the real app with `buildApp` and listens on 127.0.0.1, port 0; answers its base URL. */
+  startApp(options?: GatewayAppOptions): Promise<{ app: App; url: string }>;
+  /** A logger at `level` writing nowhere (log lines are still built, as in production). */
+  logger(level: string): Logger;
+  close(): Promise<void>;
+}
+
+/**
+ * The real gateway for benchmarks: its own database (created and migrated here), its own Redis
+ * key prefix, the sandbox provider in this process, and the catalog synced from it through the
+ * real upstream client. Nothing is mocked; only the host is shared with the load generator.
+ */
+export async function startGatewayFixture(env: BenchEnvironment): Promise<GatewayFixture> {
+  const prefix = `bench${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+  const config = loadConfig({
+    NODE_ENV: 'production',
+    DATABASE_URL: env.databaseUrl,
+    REDIS_URL: env.redisUrl,
+    QUEUE_PREFIX: prefix,
+    LOG_LEVEL: 'info',
+    // The highest value the configuration accepts: never reached in a run, but every request
+    // still increments its counter in Redis.
+    RATE_LIMIT_MAX: '1000000',
+  });
+  // Discarded, but written: serialising log lines is part of what production pays per request.
+  const sink = pino.destination({ dest: '/dev/null', sync: true });
+  const logger = (level: string) => createLogger(level, sink);
+  const log = logger(config.logLevel);
+
+  await migrate(config.databaseUrl);
+  const prisma = createPrisma({ url: config.databaseUrl, poolMax: config.databasePoolMax, applicationName: 'gateway:bench' });
+  const redis = createRedis(config.redisUrl, 'producer', log);
+  const cleanups: (() => Promise<unknown>)[] = [async () => prisma.$disconnect(), async () => redis.quit()];
+  const keyIds: string[] = [];
+  const apps: App[] = [];
+
+  const close = async () => {
+    await Promise.allSettled(apps.map((a) => a.close()));
+    if (keyIds.length > 0) await prisma.apiKey.deleteMany({ where: { id: { in: keyIds } } }).catch(() => undefined);
+    if (redis.status === 'ready') await deleteKeys(redis, `${prefix}:*`).catch(() => undefined);
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+  };
+
+  try {
+    await waitForRedis(redis);
+    const sandbox = await createSandbox();
+    cleanups.push(() => sandbox.close());
+    await sandbox.listen({ host: '127.0.0.1', port: 0 });
+    const upstream = createUpstreamClient({
+      baseUrl: sandbox.url,
+      username: SANDBOX_DEFAULT_USERNAME,
+      privateKey: SANDBOX_DEFAULT_PRIVATE_KEY,
+      timeoutMs: config.upstream.timeoutMs,
+      logger: log,
+    });
+    cleanups.push(() => upstream.close());
+    const sync = await syncCatalog({ prisma, upstream, log, concurrency: config.catalog.syncConcurrency }, 'manual');
+    if (sync.outcome !== 'succeeded') throw new Error(`catalog sync ${sync.outcome}: ${JSON.stringify(sync.errors)}`);
+
+    const apiKeys = createApiKeyService({ prisma, log, redis, channel: `${prefix}:api-keys:revoked` });
+    const catalog = createCatalogCache({ prisma, log, staleAfterMs: config.catalog.staleAfterMs });
+    await catalog.reload();
+
+    const fixture: GatewayFixture = {
+      config,
+      prefix,
+      prisma,
+      redis,
+      log,
+      sandbox,
+      upstream,
+      apiKeys,
+      catalog,
+      logger,
+      close,
+      async key(scopes) {
+        const { key, summary } = await apiKeys.create(`bench ${prefix}`, scopes);
+        keyIds.push(summary.id);
+        return key;
+      },
+      async startApp(options = {}) {
+        const app = await buildApp({
+          config,
+          log: options.log ?? log,
+          redis: options.redis ?? redis,
+          apiKeys,
+          catalog,
+          readinessChecks: [],
+        });
+        apps.push(app);
+        await options.configure?.(app, fixture);
+        const url = await app.listen({ host: '127.0.0.1', port: 0 });
+        return { app, url };
+      },
+    };
+    return fixture;
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** SCAN, not KEYS: the bench may share a Redis with other work. */
+async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+}

@@ -1,0 +1,5 @@
+import { catalogBenchmark } from './catalog.js';
+import type { Benchmark } from './types.js';
+
+/** Every benchmark `npm run bench` knows, in the order they run. Add new modules here. */
+export const BENCHMARKS: readonly Benchmark[] = [catalogBenchmark];
