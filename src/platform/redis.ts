@@ -25,7 +25,9 @@ export function redisOptions(role: RedisRole): RedisOptions {
     case 'subscriber':
       return { ...base, maxRetriesPerRequest: null, enableOfflineQueue: true };
     case 'producer':
-      return { ...base, maxRetriesPerRequest: 1, enableOfflineQueue: false };
+      // Auto-pipelining batches the commands issued in one event-loop tick (rate-limit counters of
+      // concurrent requests) into one round trip.
+      return { ...base, maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true };
   }
 }
 
