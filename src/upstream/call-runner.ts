@@ -81,11 +81,19 @@ export function createCallRunner(deps: CallRunnerDeps): RunCall {
         deps.timeoutMs,
       );
       httpStatus = res.status;
-      const result = interpretResponse(endpoint, res.status, res.text, schema);
+      const result = interpretResponse(endpoint, res.status, res.text, schema, (warning) =>
+        // Accepted by its code (spec §7); worth knowing about, never worth losing the answer over.
+        log.warn({ endpoint, httpStatus: res.status, warning }, 'upstream answer inconsistent; accepted by its code'),
+      );
       report({ endpoint, attempt, ok: true, upstreamCode: SUCCESS_CODE, httpStatus, durationMs: elapsed(started), errorKind: undefined });
       return result;
     } catch (error) {
       const e = error instanceof UpstreamError ? error : new UpstreamError({ kind: 'network', endpoint, requestSent: true, cause: error });
+      if (e.salvage) {
+        // Counts only: the salvaged card codes themselves must never reach a log.
+        const salvaged = { salvagedTransactionId: e.salvage.transactionId !== undefined, salvagedCards: e.salvage.cards?.length ?? 0 };
+        log.warn({ endpoint, errorKind: e.kind, upstreamCode: e.upstreamCode, ...salvaged }, 'upstream write answer refused; references salvaged for the caller');
+      }
       report({
         endpoint,
         attempt,

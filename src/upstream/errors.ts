@@ -1,6 +1,7 @@
 import { describeUpstreamCode } from './codes.js';
-import type { UpstreamEndpoint } from './endpoints.js';
+import { ENDPOINTS, type UpstreamEndpoint } from './endpoints.js';
 import { classifyFailure } from './retry-policy.js';
+import { hasSalvage, type Salvage } from './salvage.js';
 
 /**
  * Stable kinds of provider-client failure; callers branch on these (and on `upstreamCode`),
@@ -28,6 +29,8 @@ export interface UpstreamErrorInit {
   requestSent: boolean;
   /** The provider's `error` text, trimmed; kept apart from `message` because its wording is unstable. */
   providerMessage?: string;
+  /** initiate/confirm: what the refused answer still carried (see salvage.ts). Empty values are dropped. */
+  salvage?: Salvage;
   cause?: unknown;
 }
 
@@ -52,7 +55,18 @@ export class UpstreamError extends Error {
    * codes) even though we have no usable answer. The caller must reconcile, not blindly repeat.
    */
   readonly outcomeUnknown: boolean;
-  readonly providerMessage: string | undefined;
+  /**
+   * The provider's free `error` text (≤ 200 chars). Non-enumerable: pino's error serializer and
+   * JSON.stringify skip it, because a provider that echoes a token or credentials in its text
+   * would otherwise put them in logs. Readable as a normal property.
+   */
+  declare readonly providerMessage: string | undefined;
+  /**
+   * initiate/confirm only: the transaction_id and/or card codes found in an answer that could not
+   * be accepted as a success. Non-enumerable (card codes must never reach logs); read it with
+   * `salvageOf(err)` and persist it. Its presence makes the outcome unknown.
+   */
+  declare readonly salvage: Salvage | undefined;
 
   constructor(init: UpstreamErrorInit) {
     super(buildMessage(init), init.cause === undefined ? undefined : { cause: init.cause });
@@ -62,8 +76,12 @@ export class UpstreamError extends Error {
     this.upstreamCode = init.upstreamCode;
     this.httpStatus = init.httpStatus;
     this.requestSent = init.requestSent;
-    this.providerMessage = init.providerMessage?.slice(0, 200);
-    const policy = classifyFailure(init);
+    // Only writes have anything worth salvaging (a reservation, issued codes); empty values are dropped.
+    const salvage = ENDPOINTS[init.endpoint].writes && hasSalvage(init.salvage) ? init.salvage : undefined;
+    const providerMessage = init.providerMessage?.trim().slice(0, 200);
+    Object.defineProperty(this, 'providerMessage', { value: providerMessage === '' ? undefined : providerMessage, enumerable: false });
+    Object.defineProperty(this, 'salvage', { value: salvage, enumerable: false });
+    const policy = classifyFailure({ ...init, salvage });
     this.retrySafe = policy.retrySafe;
     this.outcomeUnknown = policy.outcomeUnknown;
   }
@@ -81,4 +99,12 @@ function buildMessage(init: UpstreamErrorInit): string {
 
 export function isUpstreamError(value: unknown): value is UpstreamError {
   return value instanceof UpstreamError;
+}
+
+/**
+ * The transaction_id / card codes a failed initiate or confirm still carried, if any. The caller
+ * must persist them (encrypted, for codes) before deciding anything else about the order.
+ */
+export function salvageOf(error: unknown): Salvage | undefined {
+  return error instanceof UpstreamError ? error.salvage : undefined;
 }

@@ -1,8 +1,12 @@
 import type { z } from 'zod';
 import { SUCCESS_CODE } from './codes.js';
-import type { UpstreamEndpoint } from './endpoints.js';
+import { ENDPOINTS, type UpstreamEndpoint } from './endpoints.js';
 import { UpstreamError } from './errors.js';
+import { quoteIdentifierLiterals, salvageFromJson, salvageFromText, type Salvage } from './salvage.js';
 import { describeIssues, envelopeSchema } from './schemas.js';
+
+/** Oddities of an accepted answer worth a warning (never containing response content). */
+export type ResponseWarning = 'success code with status false';
 
 /**
  * Turns one HTTP answer into the endpoint's result or a typed error. The provider states no HTTP
@@ -11,29 +15,38 @@ import { describeIssues, envelopeSchema } from './schemas.js';
  * confirm answer that carries the cards because of an odd status would lose them). Only an
  * answer without a readable envelope falls back to the status, which then reaches the retry
  * policy as a `malformed` failure (a 502 HTML page from a proxy, say).
+ *
+ * The code decides (spec §7: branch on code): 11111 is a success whatever `status` says (a
+ * disagreement is reported through `onWarning`), any other code is a provider error even with
+ * `status: true`. On initiate/confirm, every refusal carries whatever transaction_id and card
+ * codes the answer held (`UpstreamError.salvage`), because those cannot be fetched again.
  */
 export function interpretResponse<S extends z.ZodType>(
   endpoint: UpstreamEndpoint,
   httpStatus: number,
   text: string,
   schema: S,
+  onWarning?: (warning: ResponseWarning) => void,
 ): z.output<S> {
-  const malformed = (detail: string, upstreamCode?: number) =>
-    new UpstreamError({ kind: 'malformed', endpoint, httpStatus, upstreamCode, requestSent: true, detail });
+  const writes = ENDPOINTS[endpoint].writes;
+  const malformed = (detail: string, salvage: Salvage | undefined, upstreamCode?: number) =>
+    new UpstreamError({ kind: 'malformed', endpoint, httpStatus, upstreamCode, requestSent: true, detail, salvage });
 
   let json: unknown;
   try {
-    json = JSON.parse(text);
+    // Integer literals of transaction_id / card_code / card_number become strings first, so that
+    // long numeric ids and codes keep every digit (JSON.parse would round them).
+    json = JSON.parse(quoteIdentifierLiterals(text));
   } catch {
     // Never include the text: on confirm-order it could hold card codes.
-    throw malformed(text.trim() === '' ? 'empty body' : 'body is not JSON');
+    throw malformed(text.trim() === '' ? 'empty body' : 'body is not JSON', writes ? salvageFromText(text) : undefined);
   }
+  const salvage = writes ? salvageFromJson(json) : undefined;
 
   const envelope = envelopeSchema.safeParse(json);
-  if (!envelope.success) throw malformed(`envelope ${describeIssues(envelope.error)}`);
+  if (!envelope.success) throw malformed(`envelope ${describeIssues(envelope.error)}`, salvage);
   const { code, status, error } = envelope.data;
 
-  // Branch on the code's value whatever its JSON type; `status` is only a consistency check.
   if (code !== SUCCESS_CODE) {
     throw new UpstreamError({
       kind: 'provider',
@@ -42,11 +55,12 @@ export function interpretResponse<S extends z.ZodType>(
       httpStatus,
       requestSent: true,
       providerMessage: error,
+      salvage,
     });
   }
-  if (status === false) throw malformed('success code with status false', code);
+  if (status === false) onWarning?.('success code with status false');
 
   const result = schema.safeParse(json);
-  if (!result.success) throw malformed(describeIssues(result.error), code);
+  if (!result.success) throw malformed(describeIssues(result.error), salvage, code);
   return result.data;
 }

@@ -1,6 +1,7 @@
 import { UPSTREAM_CODES } from './codes.js';
 import { ENDPOINTS, type UpstreamEndpoint } from './endpoints.js';
 import type { UpstreamErrorKind } from './errors.js';
+import { hasSalvage, type Salvage } from './salvage.js';
 
 /** What is known about one failed attempt: enough to decide, nothing secret. */
 export interface FailureFacts {
@@ -9,6 +10,8 @@ export interface FailureFacts {
   upstreamCode?: number;
   httpStatus?: number;
   requestSent: boolean;
+  /** A refused write answer that still carried a transaction_id or card codes. */
+  salvage?: Salvage | undefined;
 }
 
 export interface FailureClassification {
@@ -49,6 +52,11 @@ const PERMANENT_CODES: ReadonlySet<number> = new Set([
 export function classifyFailure(facts: FailureFacts): FailureClassification {
   const writes = ENDPOINTS[facts.endpoint].writes;
   const none = { retryInClient: false, reauthenticate: false, retrySafe: false, outcomeUnknown: false };
+
+  // An answer that names a transaction or carries card codes is evidence that the provider may
+  // have committed something, whatever its code says (even 10000 or 10006): never repeat it, not
+  // even after a re-login, and let the pipeline reconcile with what was salvaged.
+  if (writes && facts.kind !== 'invalid_request' && hasSalvage(facts.salvage)) return { ...none, outcomeUnknown: true };
 
   switch (facts.kind) {
     case 'invalid_request':

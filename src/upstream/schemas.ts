@@ -7,15 +7,32 @@ import { z } from 'zod';
  * Unknown extra fields are ignored: the provider may add fields without a version change.
  */
 
-/** `code`: the string "11111" on success, numeric on error per the spec; either type is accepted. */
-const code = z.union([z.number().int(), z.string().regex(/^\d+$/).transform(Number)]);
+/**
+ * `code`: the string "11111" on success, numeric in the spec's error sample; either type is
+ * accepted, a string with surrounding whitespace is trimmed. This is the field we branch on.
+ */
+const code = z.union([z.number().int(), z.string().trim().regex(/^\d+$/).transform(Number)]);
+
+/**
+ * `status`: a boolean per the spec; "true"/"false" strings (any case, trimmed) are read as such.
+ * It is informational only (the code decides), so null, absence or any other value reads as
+ * "not stated" instead of making an answer that may carry a transaction_id unreadable.
+ */
+const status = z.unknown().optional().transform((v): boolean | undefined => {
+  if (typeof v === 'boolean') return v;
+  if (typeof v === 'string') {
+    const t = v.trim().toLowerCase();
+    if (t === 'true') return true;
+    if (t === 'false') return false;
+  }
+  return undefined;
+});
+
+/** `error`: free text on error answers; null, absence or a non-string reads as "no text". */
+const errorText = z.unknown().optional().transform((v): string | undefined => (typeof v === 'string' ? v : undefined));
 
 /** Fields common to every answer, parsed first to decide success or error by `code` alone. */
-export const envelopeSchema = z.object({
-  status: z.boolean().optional(),
-  code,
-  error: z.string().optional(),
-});
+export const envelopeSchema = z.object({ status, code, error: errorText });
 
 /**
  * Identifiers: the spec types vendor_id/card_id as strings, but echoes card_id as an integer.
@@ -72,7 +89,7 @@ export const balanceSchema = z.object({
  * it there: refusing an answer that does carry the id would strand the reservation.
  */
 const transactionId = z.union([
-  z.string().min(1),
+  z.string().regex(/\S/),
   z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(String),
 ]);
 export const initiateSchema = z
@@ -93,10 +110,18 @@ export const initiateSchema = z
     return { transactionId: found };
   });
 
+/**
+ * An issued card. `card_code` must carry a non-blank value; a JSON number is accepted when its
+ * digits are exact (integer literals are quoted before parsing, see quoteIdentifierLiterals, so
+ * long numeric codes keep every digit). `card_number` must be present: an entry without it, or any
+ * unusable entry, makes the whole answer malformed, and the usable cards travel on the error as
+ * salvage (responses.ts) rather than being returned as if the answer were clean.
+ */
+const safeIntegerText = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(String);
 export const issuedCardSchema = z
   .object({
-    card_code: z.string().min(1),
-    card_number: z.union([z.string(), z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(String)]),
+    card_code: z.union([z.string().regex(/\S/), safeIntegerText]),
+    card_number: z.union([z.string(), safeIntegerText]),
   })
   .transform((c) => ({ cardCode: c.card_code, cardNumber: c.card_number }));
 export const confirmSchema = z.object({ data: z.array(issuedCardSchema) });

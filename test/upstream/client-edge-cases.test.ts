@@ -195,6 +195,8 @@ describe('client against a misbehaving socket', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  // Timeouts leave room for the login (and its first connect) on a loaded machine: only the call
+  // under test must hit them.
   const make = (timeoutMs: number) =>
     createUpstreamClient({ baseUrl: base, username: USERNAME, privateKey: PRIVATE_KEY, timeoutMs, logger: captureLogger().logger, retry: FAST_RETRY });
 
@@ -219,7 +221,7 @@ describe('client against a misbehaving socket', () => {
 
   it('no response headers within timeoutMs on initiate: timeout, unknown outcome, sent once', async () => {
     behaviour = 'never-answer';
-    const client = make(150);
+    const client = make(400);
     const e = await rejection(client.initiateCardRequest({ cardId: '1', quantity: 1, transactionNumber: 1 }));
     await client.close();
     expect(e).toMatchObject({ kind: 'timeout', outcomeUnknown: true, retrySafe: false });
@@ -229,7 +231,7 @@ describe('client against a misbehaving socket', () => {
 
   it('a body that stalls past timeoutMs is a body timeout', async () => {
     behaviour = 'slow-body';
-    const client = make(150);
+    const client = make(400);
     const e = await rejection(client.confirmOrder({ transactionId: 'T', totalAmount: '1', paymentId: 'p' }));
     await client.close();
     expect(e).toMatchObject({ kind: 'timeout', httpStatus: 200, outcomeUnknown: true });

@@ -99,24 +99,32 @@ describe('10001 storms and provider faults against the sandbox', () => {
   });
 
   it('confirm: the provider commits and never answers → timeout, outcome unknown', async () => {
+    // Initiate with the default timeout, so only the confirm depends on the short one (a loaded
+    // machine must not turn a slow login or initiate into a different failure).
+    const { transactionId } = await h.client().client.initiateCardRequest({ cardId: '101', quantity: 1, transactionNumber: 6 });
     const { client } = h.client({ timeoutMs: 300 });
-    const { transactionId } = await client.initiateCardRequest({ cardId: '101', quantity: 1, transactionNumber: 6 });
     await h.setFaults({ afterCommit: { 'confirm-order': { action: 'hang', times: 1 } } });
     const e = await rejection(client.confirmOrder({ transactionId, totalAmount: '9.99', paymentId: 'p6' }));
-    expect(e).toMatchObject({ kind: 'timeout', outcomeUnknown: true, retrySafe: false });
+    // The login of this client is a separate, earlier attempt; only the confirm may time out.
+    expect(e).toMatchObject({ kind: 'timeout', endpoint: 'confirmOrder', outcomeUnknown: true, retrySafe: false });
     expect(e.message).toContain('UND_ERR_HEADERS_TIMEOUT');
   });
 
   it('a slow read beyond timeoutMs times out and is retried, then succeeds when the provider recovers', async () => {
-    const { client, records } = h.client({ timeoutMs: 200 });
+    // Deterministic: the provider is made fast again inside the client's back-off, i.e. strictly
+    // after the first attempt timed out and strictly before the retry is sent. The latency is far
+    // beyond the timeout, so the first attempt cannot succeed however slow the machine is.
+    const { client, records } = h.client({
+      timeoutMs: 500,
+      sleep: async () => {
+        await h.setFaults({});
+      },
+    });
     await client.login();
-    await h.setFaults({ endpointLatencyMs: { 'get-card-list': 2_000 } });
-    const pending = client.getCardList();
-    // Let the first attempt time out, then make the provider fast again.
-    await new Promise((r) => setTimeout(r, 100));
-    await h.setFaults({});
-    expect((await pending).length).toBeGreaterThan(0);
+    await h.setFaults({ endpointLatencyMs: { 'get-card-list': 60_000 } });
+    expect((await client.getCardList()).length).toBeGreaterThan(0);
     expect(records.filter((r) => r.endpoint === 'getCardList').map((r) => r.errorKind ?? 'ok')).toEqual(['timeout', 'ok']);
+    expect(await h.calls('get-card-list')).toHaveLength(1); // the timed-out attempt is still being delayed
   });
 
   it('busy mode (initiations refused with 10001) surfaces once, as an unknown outcome for the pipeline to reconcile', async () => {

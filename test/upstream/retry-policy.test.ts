@@ -143,3 +143,21 @@ describe('shouldRetry', () => {
     expect(shouldRetry(classifyFailure(provider('confirmOrder', 10001)), 1, 10)).toBe(false);
   });
 });
+
+describe('classifyFailure with salvage (a refused write answer that named a transaction or carried codes)', () => {
+  const salvage = { transactionId: 'T1' };
+  const cases: FailureFacts[] = WRITES.flatMap((endpoint) => [
+    { endpoint, kind: 'provider', upstreamCode: 10000, requestSent: true, salvage },
+    { endpoint, kind: 'provider', upstreamCode: 10006, requestSent: true, salvage },
+    { endpoint, kind: 'provider', upstreamCode: 10001, requestSent: true, salvage },
+    { endpoint, kind: 'malformed', httpStatus: 200, requestSent: true, salvage: { cards: [{ cardCode: 'C', cardNumber: '' }] } },
+  ]);
+  it.each(cases)('$endpoint $kind $upstreamCode: outcome unknown, never repeated (not even after a re-login)', (facts) => {
+    expect(classifyFailure(facts)).toEqual({ retryInClient: false, reauthenticate: false, retrySafe: false, outcomeUnknown: true });
+  });
+
+  it('reads ignore salvage, and an empty salvage changes nothing', () => {
+    expect(classifyFailure({ ...provider('getBalance', 10001), salvage })).toEqual(classifyFailure(provider('getBalance', 10001)));
+    expect(classifyFailure({ ...provider('confirmOrder', 10006), salvage: { cards: [] } })).toEqual(classifyFailure(provider('confirmOrder', 10006)));
+  });
+});
