@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
+import type { PrismaClient } from '../src/platform/db.js';
 import { createRedis } from '../src/platform/redis.js';
 import { generateApiKey, hashApiKey, parseApiKey } from '../src/security/api-key-format.js';
 import { createApiKeyService, listenForRevocations } from '../src/security/api-keys.js';
@@ -90,7 +91,8 @@ describe('API keys and scopes', () => {
 
       const announced = new Promise<void>((resolve) => subscriber.once('message', () => resolve()));
       const revoked = await ctx.apiKeys.revoke(parseApiKey(key)!.prefix);
-      expect(revoked?.revokedAt).toBeInstanceOf(Date);
+      expect(revoked?.summary.revokedAt).toBeInstanceOf(Date);
+      expect(revoked?.notified).toBeGreaterThanOrEqual(1);
       expect((await app.inject({ method: 'GET', url: '/v1/me', headers })).statusCode).toBe(401);
       await announced;
       expect((await other.inject({ method: 'GET', url: '/v1/me', headers })).statusCode).toBe(401);
@@ -98,6 +100,78 @@ describe('API keys and scopes', () => {
       await stopListening();
       await subscriber.quit();
     }
+  });
+
+  /** The real database behind a counting, pausable `findUnique`, as the key service sees it. */
+  function instrumentedPrisma() {
+    const real = ctx.prisma.apiKey;
+    const probe = {
+      lookups: [] as string[],
+      /** When set, the next lookup reads its row, then waits for this before answering. */
+      pauseNext: undefined as { reached: () => void; release: Promise<void> } | undefined,
+    };
+    const apiKey = {
+      findUnique: async (args: { where: { prefix: string } }) => {
+        probe.lookups.push(args.where.prefix);
+        const row = await real.findUnique(args);
+        const pause = probe.pauseNext;
+        probe.pauseNext = undefined;
+        if (pause) {
+          pause.reached();
+          await pause.release;
+        }
+        return row;
+      },
+      findFirst: (args: never) => real.findFirst(args),
+      findMany: (args: never) => real.findMany(args),
+      update: (args: never) => real.update(args),
+      create: (args: never) => real.create(args),
+    };
+    return { prisma: { apiKey } as unknown as PrismaClient, probe };
+  }
+
+  it('does not cache a key as valid when it is revoked while its lookup is in flight', async () => {
+    const { prisma, probe } = instrumentedPrisma();
+    const service = createApiKeyService({ prisma, log: ctx.log, cacheTtlMs: 60_000 });
+    const key = await ctx.key(['catalog:read']);
+    let reached!: () => void;
+    let release!: () => void;
+    const atQuery = new Promise<void>((resolve) => (reached = resolve));
+    probe.pauseNext = { reached, release: new Promise<void>((resolve) => (release = resolve)) };
+
+    const lookup = service.authenticate(key);
+    await atQuery; // the lookup holds the row as it was: not revoked
+    expect((await service.revoke(parseApiKey(key)!.prefix))?.summary.revokedAt).toBeInstanceOf(Date);
+    release();
+    expect(await lookup).toBeUndefined();
+    expect(await service.authenticate(key)).toBeUndefined();
+    expect(probe.lookups).toHaveLength(2); // read again once, then cached as revoked
+  });
+
+  it('keeps keys in use cached while a flood of unknown keys passes through (LRU)', async () => {
+    const { prisma, probe } = instrumentedPrisma();
+    const service = createApiKeyService({ prisma, log: ctx.log, cacheTtlMs: 60_000, cacheMaxEntries: 4 });
+    const key = await ctx.key(['catalog:read']);
+    const { prefix } = parseApiKey(key)!;
+    expect(await service.authenticate(key)).toBeDefined();
+    for (let i = 0; i < 20; i++) {
+      expect(await service.authenticate(generateApiKey().key)).toBeUndefined();
+      expect(await service.authenticate(key)).toBeDefined();
+    }
+    expect(probe.lookups.filter((p) => p === prefix)).toHaveLength(1);
+    expect(probe.lookups).toHaveLength(21);
+    expect(service.cachedCount()).toBeLessThanOrEqual(4);
+  });
+
+  it('never hands out the stored hash', async () => {
+    const key = await ctx.key(['catalog:read']);
+    const { prefix } = parseApiKey(key)!;
+    const listed = (await ctx.apiKeys.list()).find((k) => k.prefix === prefix);
+    expect(listed).toBeDefined();
+    expect(listed).not.toHaveProperty('secretHash');
+    const revoked = await ctx.apiKeys.revoke(prefix);
+    expect(revoked?.summary).not.toHaveProperty('secretHash');
+    expect(JSON.stringify(revoked)).not.toContain(hashApiKey(key));
   });
 
   it('never logs the presented key', async () => {

@@ -34,10 +34,23 @@ describe('gateway CLI', () => {
     const revoked = await runGateway(['keys', 'revoke', row.id]);
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toMatch(new RegExp(`revoked ${row.id}`));
+    expect(revoked.stderr).toMatch(/announced to \d+ running gateway instance/);
     expect((await prisma.apiKey.findUniqueOrThrow({ where: { id: row.id } })).revokedAt).toBeInstanceOf(Date);
     const json = await runGateway(['keys', 'list', '--json']);
     const entry = json.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string; revokedAt: string | null }).find((e) => e.id === row.id);
     expect(entry?.revokedAt).toBeTruthy();
+    expect(json.stdout).not.toMatch(/secretHash/i);
+    expect(json.stdout).not.toContain(row.secretHash);
+  });
+
+  it('revokes even when Redis is unreachable, and says the announcement was not sent', async () => {
+    const created = await runGateway(['keys', 'create', '--name', name, '--scopes', 'catalog:read']);
+    const { prefix } = parseApiKey(created.stdout.trim().split('\n').at(-1)!)!;
+    const revoked = await runGateway(['keys', 'revoke', prefix], { REDIS_URL: 'redis://127.0.0.1:1' });
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toMatch(/^revoked /);
+    expect(revoked.stderr).toMatch(/could not announce the revocation on Redis at redis:\/\/127\.0\.0\.1:1/);
+    expect((await prisma.apiKey.findUniqueOrThrow({ where: { prefix } })).revokedAt).toBeInstanceOf(Date);
   });
 
   it('refuses unknown scopes and unknown keys with a clear one-line error', async () => {
@@ -86,7 +99,7 @@ describe('gateway CLI', () => {
     expect(result.code).toBe(78);
     const lines = result.stderr.trim().split('\n');
     expect(lines[0]).toBe('gateway: invalid configuration');
-    expect(lines.slice(1).map((l) => l.trim().split(' ')[0]).sort()).toEqual(['CARD_CODE_KEYS', 'PORT', 'UPSTREAM_USERNAME']);
+    expect(lines.slice(1).map((l) => l.trim().split(' ')[0]).sort()).toEqual(['CALLBACK_SIGNING_SECRET', 'CARD_CODE_KEYS', 'PORT', 'UPSTREAM_USERNAME']);
     expect(result.stderr).not.toContain('pk-live-never-print-me');
     expect(result.stderr).not.toContain('dG9vLXNob3J0');
   });

@@ -46,7 +46,7 @@ describe('configuration', () => {
 
   it('requires credentials and card-code keys when a real provider is configured', () => {
     const problems = problemsOf({ UPSTREAM_BASE_URL: 'https://provider.example/production770' });
-    expect(problems.map((p) => p.split(' ')[0]).sort()).toEqual(['CARD_CODE_KEYS', 'UPSTREAM_PRIVATE_KEY', 'UPSTREAM_USERNAME']);
+    expect(problems.map((p) => p.split(' ')[0]).sort()).toEqual(['CALLBACK_SIGNING_SECRET', 'CARD_CODE_KEYS', 'UPSTREAM_PRIVATE_KEY', 'UPSTREAM_USERNAME']);
   });
 
   it('never echoes secret values in its problems', () => {
@@ -59,6 +59,7 @@ describe('configuration', () => {
         UPSTREAM_USERNAME: 'merchant',
         UPSTREAM_PRIVATE_KEY: privateKey,
         CARD_CODE_KEYS: badKeys,
+        CALLBACK_SIGNING_SECRET: 'whsec_not-base64-but-secret!!',
         DATABASE_URL: 'mysql://user:hunter2@db/x',
       });
     } catch (err) {
@@ -69,6 +70,61 @@ describe('configuration', () => {
     expect(message).not.toContain(privateKey);
     expect(message).not.toContain('c2VjcmV0LXNob3J0LWtleQ');
     expect(message).not.toContain('hunter2');
+    expect(message).toMatch(/CALLBACK_SIGNING_SECRET must be whsec_/);
+    expect(message).not.toContain('not-base64-but-secret');
+  });
+
+  it('counts empty variables as unset', () => {
+    const config = loadConfig({ PORT: '', HOST: ' ', DATABASE_POOL_MAX: '', MIGRATE_ON_START: '', UPSTREAM_BASE_URL: '' });
+    expect(config.http.port).toBe(8080);
+    expect(config.http.host).toBe('127.0.0.1');
+    expect(config.databasePoolMax).toBe(10);
+    expect(config.migrateOnStart).toBe(true);
+    expect(config.upstream.baseUrl).toBeUndefined();
+  });
+
+  describe('in production', () => {
+    const SECRET = `whsec_${Buffer.alloc(32, 3).toString('base64')}`;
+    const provider = (baseUrl: string) => ({
+      NODE_ENV: 'production',
+      UPSTREAM_BASE_URL: baseUrl,
+      UPSTREAM_USERNAME: 'merchant',
+      UPSTREAM_PRIVATE_KEY: 'pk-live-secret',
+      CARD_CODE_KEYS: `k1:${KEY}`,
+      CALLBACK_SIGNING_SECRET: SECRET,
+    });
+
+    it('refuses to run against the built-in sandbox unless UPSTREAM_SANDBOX=true', () => {
+      expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^UPSTREAM_BASE_URL is required in production .*UPSTREAM_SANDBOX=true/)]);
+      expect(problemsOf({ NODE_ENV: 'production', UPSTREAM_BASE_URL: '' })).toHaveLength(1);
+      expect(loadConfig({ NODE_ENV: 'production', UPSTREAM_SANDBOX: 'true' }).upstream.baseUrl).toBeUndefined();
+      expect(loadConfig({ NODE_ENV: 'development' }).upstream.baseUrl).toBeUndefined();
+    });
+
+    it('rejects UPSTREAM_SANDBOX=true together with a provider', () => {
+      expect(problemsOf({ ...provider('https://provider.example'), UPSTREAM_SANDBOX: 'true' })).toEqual([expect.stringMatching(/^UPSTREAM_SANDBOX=true contradicts UPSTREAM_BASE_URL/)]);
+    });
+
+    it('refuses a cleartext provider URL unless it is on loopback', () => {
+      expect(loadConfig(provider('https://provider.example/production770')).upstream.baseUrl).toBe('https://provider.example/production770');
+      const problems = problemsOf(provider('http://provider.example/production770'));
+      expect(problems).toEqual([expect.stringMatching(/^UPSTREAM_BASE_URL must use https: in production/)]);
+      expect(problems[0]).not.toContain('provider.example');
+      for (const loopback of ['http://127.0.0.1:9000', 'http://localhost:9000', 'http://[::1]:9000']) {
+        expect(loadConfig(provider(loopback)).upstream.baseUrl).toBe(loopback);
+      }
+      expect(loadConfig({ ...provider('http://provider.example'), NODE_ENV: 'development' }).upstream.baseUrl).toBe('http://provider.example');
+    });
+  });
+
+  it('validates UPSTREAM_WEBHOOK_SECRET like the callback secret, without echoing it', () => {
+    const good = `whsec_${Buffer.alloc(24, 5).toString('base64')}`;
+    expect(loadConfig({ UPSTREAM_WEBHOOK_SECRET: good }).upstream.webhookSecret).toBe(good);
+    for (const bad of ['whsec_short-secret-value', `whsec_${Buffer.alloc(15, 5).toString('base64')}`, 'not base64 at all !!']) {
+      const problems = problemsOf({ UPSTREAM_WEBHOOK_SECRET: bad });
+      expect(problems).toEqual(['UPSTREAM_WEBHOOK_SECRET must be whsec_ followed by base64 of at least 16 random bytes']);
+    }
+    expect(problemsOf({ CALLBACK_SIGNING_SECRET: `whsec_${Buffer.alloc(15, 5).toString('base64')}` })[0]).toMatch(/^CALLBACK_SIGNING_SECRET must be whsec_/);
   });
 
   it('rejects duplicate or malformed key ids', () => {

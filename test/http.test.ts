@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { AppError } from '../src/errors.js';
+import { ReadinessFailure } from '../src/platform/http/health-routes.js';
 import { createTestContext, type TestContext } from './helpers/context.js';
 
 describe('HTTP foundation', () => {
@@ -47,13 +48,36 @@ describe('HTTP foundation', () => {
     const failing = await ctx.app({
       readinessChecks: [
         { name: 'database', check: async () => undefined },
-        { name: 'redis', check: () => Promise.reject(new Error('connection refused')) },
-        { name: 'catalog', critical: false, check: () => Promise.reject(new Error('stale')) },
+        { name: 'redis', check: () => Promise.reject(new Error('connect ECONNREFUSED 10.1.2.3:6380')) },
+        { name: 'catalog', critical: false, check: () => Promise.reject(new Error('stale since 2026-01-01, sync host sync.internal')) },
       ],
     });
     const res = await failing.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(503);
-    expect(res.json()).toMatchObject({ status: 'unready', checks: { database: { ok: true }, redis: { ok: false, error: 'connection refused' }, catalog: { ok: false } } });
+    expect(res.json()).toMatchObject({
+      status: 'unready',
+      checks: { database: { ok: true }, redis: { ok: false, error: 'unavailable' }, catalog: { ok: false, error: 'unavailable' } },
+    });
+    expect(res.body).not.toMatch(/ECONNREFUSED|10\.1\.2\.3|6380|sync\.internal/);
+    expect(ctx.logs.text).toContain('ECONNREFUSED 10.1.2.3:6380');
+  });
+
+  it('answers /readyz with fixed words for a timeout and for a check\'s own public reason', async () => {
+    const slow = await ctx.app({
+      readinessChecks: [
+        { name: 'database', check: () => new Promise<void>(() => undefined) },
+        { name: 'catalog', critical: false, check: () => Promise.reject(new ReadinessFailure('stale', { ageSeconds: 200_000 })) },
+        { name: 'odd', critical: false, check: () => Promise.reject(new ReadinessFailure('Host db.internal refused')) },
+      ],
+    });
+    const res = await slow.inject({ method: 'GET', url: '/readyz' });
+    expect(res.statusCode).toBe(503);
+    expect(res.json().checks).toMatchObject({
+      database: { ok: false, error: 'timeout' },
+      catalog: { ok: false, error: 'stale', details: { ageSeconds: 200_000 } },
+      odd: { ok: false, error: 'unavailable' },
+    });
+    expect(res.body).not.toContain('db.internal');
   });
 
   it('answers unknown routes with a 404 problem', async () => {

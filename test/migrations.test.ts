@@ -1,10 +1,12 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../src/platform/logger.js';
 import { applyMigrations, DEFAULT_MIGRATIONS_DIR, ensureDatabase, migrate, readMigrations } from '../src/platform/migrate.js';
+import { LogCapture } from './helpers/context.js';
 import { TEST_DATABASE_URL, uniqueId } from './helpers/env.js';
 
 const dbName = uniqueId('gw_migrate_');
@@ -56,6 +58,50 @@ describe('migrations', () => {
     expect(await migrate(freshUrl)).toEqual({ applied: [], alreadyApplied: files.length });
   });
 
+  it('connects to an existing database directly, without the maintenance database', async () => {
+    const connect = vi.spyOn(pg.Client.prototype, 'connect');
+    try {
+      expect(await ensureDatabase(freshUrl)).toBe(false);
+      const databases = connect.mock.contexts.map((c) => (c as pg.Client).database);
+      expect(databases).toEqual([dbName]);
+    } finally {
+      connect.mockRestore();
+    }
+  });
+
+  it('says it is waiting for the migration lock, and gives up after the bound', async () => {
+    const holder = new pg.Client({ connectionString: freshUrl });
+    await holder.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [0x67617465776179n.toString()]);
+      const logs = new LogCapture();
+      const started = Date.now();
+      await expect(applyMigrations(freshUrl, { log: createLogger('info', logs), lockTimeoutMs: 1_500 })).rejects.toThrow(/held the migration lock for over 2 s/);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1_400);
+      expect(logs.text).toMatch(/waiting for the migration lock/);
+
+      const waiting = applyMigrations(freshUrl, { lockTimeoutMs: 10_000 });
+      setTimeout(() => void holder.query('SELECT pg_advisory_unlock_all()'), 300);
+      expect((await waiting).applied).toEqual([]);
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it('warns about, but accepts, migrations applied by a newer release (rolling deploys)', async () => {
+    const future = '99991231000000_from_a_newer_release';
+    await query(freshUrl, `INSERT INTO _prisma_migrations (id, checksum, migration_name, finished_at, applied_steps_count) VALUES ('${randomUUID()}', 'x', '${future}', now(), 1)`);
+    try {
+      const logs = new LogCapture();
+      const result = await applyMigrations(freshUrl, { log: createLogger('info', logs) });
+      expect(result.applied).toEqual([]);
+      const warning = logs.lines.map((l) => JSON.parse(l) as { level: number; msg: string; unknownMigrations?: string[] }).find((l) => l.unknownMigrations);
+      expect(warning).toMatchObject({ level: 40, unknownMigrations: [future] });
+    } finally {
+      await query(freshUrl, `DELETE FROM _prisma_migrations WHERE migration_name = '${future}'`);
+    }
+  });
+
   describe('with a copy of the migrations folder', () => {
     let dir: string;
     beforeAll(async () => {
@@ -80,6 +126,16 @@ describe('migrations', () => {
       expect(leftovers).toHaveLength(0);
       await writeFile(path.join(dir, name, 'migration.sql'), 'CREATE TABLE half_done (id int);\n');
       expect((await applyMigrations(freshUrl, { dir })).applied).toEqual([name]);
+    });
+
+    it('reports why a migration failed even when its connection died (ROLLBACK fails too)', async () => {
+      const name = '99990102000000_kills_its_connection';
+      await cp(path.join(dir, (await readMigrations(dir))[0]!.name), path.join(dir, name), { recursive: true });
+      await writeFile(path.join(dir, name, 'migration.sql'), 'CREATE TABLE never_made (id int);\nSELECT pg_terminate_backend(pg_backend_pid());\n');
+      // The dead connection also emits an 'error' event: unhandled, it would crash this process.
+      await expect(applyMigrations(freshUrl, { dir })).rejects.toThrow(/99990102000000_kills_its_connection failed: terminating connection/);
+      expect(await query(freshUrl, "SELECT 1 FROM pg_tables WHERE tablename = 'never_made'")).toHaveLength(0);
+      await rm(path.join(dir, name), { recursive: true });
     });
   });
 

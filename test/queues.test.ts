@@ -2,7 +2,7 @@ import type { Job } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/platform/logger.js';
 import { createQueueRegistry, type QueuePayloads } from '../src/platform/queues.js';
-import { checkEvictionPolicy, createRedis, redisOptions, waitForRedis } from '../src/platform/redis.js';
+import { checkEvictionPolicy, createRedis, redisOptions, waitForRedis, type Redis } from '../src/platform/redis.js';
 import { LogCapture } from './helpers/context.js';
 import { TEST_REDIS_URL, uniqueId } from './helpers/env.js';
 
@@ -80,19 +80,30 @@ describe('queues and Redis', () => {
     expect(Date.now() - started).toBeLessThan(1_000);
   });
 
+  // A stub, not CONFIG SET on the shared Redis: concurrent test runs would race on the setting.
+  function stubRedis(answer: () => Promise<unknown>): Redis {
+    return { config: (...args: unknown[]) => (args.join(' ') === 'GET maxmemory-policy' ? answer() : Promise.reject(new Error('unexpected'))) } as unknown as Redis;
+  }
+
   it('warns when maxmemory-policy is not noeviction', async () => {
-    const admin = createRedis(TEST_REDIS_URL, 'producer');
-    await waitForRedis(admin);
-    const original = (await admin.config('GET', 'maxmemory-policy'))[1]!;
-    // Safe on a shared Redis: with maxmemory 0 (the default here) nothing is ever evicted.
-    await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
-    try {
-      const logs = new LogCapture();
-      expect(await checkEvictionPolicy(admin, createLogger('info', logs))).toBe('allkeys-lru');
-      expect(logs.text).toMatch(/maxmemory-policy is not noeviction/);
-    } finally {
-      await admin.config('SET', 'maxmemory-policy', original);
-      await admin.quit();
-    }
+    const logs = new LogCapture();
+    expect(await checkEvictionPolicy(stubRedis(async () => ['maxmemory-policy', 'allkeys-lru']), createLogger('info', logs))).toBe('allkeys-lru');
+    expect(logs.text).toMatch(/maxmemory-policy is not noeviction/);
+  });
+
+  it('stays quiet when maxmemory-policy is noeviction, and warns when CONFIG GET is refused', async () => {
+    const quiet = new LogCapture();
+    expect(await checkEvictionPolicy(stubRedis(async () => ['maxmemory-policy', 'noeviction']), createLogger('info', quiet))).toBe('noeviction');
+    expect(quiet.lines).toEqual([]);
+    const refused = new LogCapture();
+    expect(await checkEvictionPolicy(stubRedis(() => Promise.reject(new Error("ERR unknown command 'CONFIG'"))), createLogger('info', refused))).toBeUndefined();
+    expect(refused.text).toMatch(/could not read Redis maxmemory-policy/);
+  });
+
+  it('reads the policy of the real Redis', async () => {
+    const client = createRedis(TEST_REDIS_URL, 'producer');
+    cleanups.push(async () => client.quit());
+    await waitForRedis(client);
+    expect(await checkEvictionPolicy(client, createLogger('silent'))).toMatch(/^[a-z-]+$/);
   });
 });

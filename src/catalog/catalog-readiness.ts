@@ -1,4 +1,4 @@
-import type { ReadinessCheck } from '../platform/http/health-routes.js';
+import { ReadinessFailure, type ReadinessCheck } from '../platform/http/health-routes.js';
 import type { CatalogCache } from './catalog-cache.js';
 
 /**
@@ -18,7 +18,7 @@ export function catalogReadiness(cache: CatalogCache): ReadinessCheck {
         vendors: snapshot.vendors.length,
         denominations: snapshot.denominationById.size,
       };
-      if (cache.isStale()) throw new Error(snapshot.syncedAt ? `catalog is stale (last synced ${details.syncedAt})` : 'catalog was never synced');
+      if (cache.isStale()) throw new ReadinessFailure(snapshot.syncedAt ? 'stale' : 'never_synced', details);
       return details;
     },
   };

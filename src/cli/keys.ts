@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { parseScopes, SCOPES } from '../security/scopes.js';
-import { createApiKeyService } from '../security/api-keys.js';
-import { createRedis } from '../platform/redis.js';
+import { API_KEY_CACHE_TTL_MS, createApiKeyService } from '../security/api-keys.js';
+import { describeUrl } from '../platform/describe-url.js';
+import { createRedis, waitForRedis } from '../platform/redis.js';
 import { connectDatabase, prepareDatabase } from '../serve.js';
 import { CliError, withContext } from './context.js';
 import { out, err } from './output.js';
@@ -68,12 +69,26 @@ export function registerKeyCommands(program: Command): void {
       withContext(async ({ config, log }) => {
         await prepareDatabase(config, log);
         const prisma = await connectDatabase(config, 'gateway:cli');
-        const redis = createRedis(config.redisUrl, 'producer', log);
+        // The producer connection fails fast: publishing before it is ready would just fail.
+        const redis = createRedis(config.redisUrl, 'producer');
         try {
-          const service = createApiKeyService({ prisma, log, redis, channel: `${config.queuePrefix}:api-keys:revoked` });
+          const ready = await waitForRedis(redis, 3_000).then(
+            () => true,
+            () => false,
+          );
+          const service = createApiKeyService({ prisma, log, channel: `${config.queuePrefix}:api-keys:revoked`, ...(ready ? { redis } : {}) });
           const revoked = await service.revoke(id.trim());
           if (!revoked) throw new CliError(`no key with id or prefix ${JSON.stringify(id)}`);
-          out(`revoked ${revoked.id} "${revoked.name}" (prefix ${revoked.prefix}) at ${revoked.revokedAt?.toISOString() ?? ''}`);
+          const { summary, notified } = revoked;
+          out(`revoked ${summary.id} "${summary.name}" (prefix ${summary.prefix}) at ${summary.revokedAt?.toISOString() ?? ''}`);
+          if (notified === undefined) {
+            err(
+              `warning: could not announce the revocation on Redis at ${describeUrl(config.redisUrl)} (REDIS_URL); ` +
+                `running gateways may accept the key for up to ${API_KEY_CACHE_TTL_MS / 1000} s more`,
+            );
+          } else {
+            err(`announced to ${notified} running gateway instance(s)`);
+          }
         } finally {
           redis.disconnect();
           await prisma.$disconnect();

@@ -94,6 +94,7 @@ export const envSchema = z
       .regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be 1-40 letters, digits, _ or -')
       .default('gw'),
     UPSTREAM_BASE_URL: optionalString.pipe(url(['http:', 'https:']).optional()),
+    UPSTREAM_SANDBOX: bool(false),
     UPSTREAM_USERNAME: optionalString,
     UPSTREAM_PRIVATE_KEY: optionalString,
     UPSTREAM_PROXY_URL: optionalString.pipe(url(['http:', 'https:']).optional()),
@@ -101,6 +102,9 @@ export const envSchema = z
     UPSTREAM_WEBHOOK_SECRET: optionalString,
     CARD_CODE_KEYS: optionalString,
     CARD_CODE_KEY_FILE: z.string().min(1).default('.data/card-code-keys.dev'),
+    CALLBACK_SIGNING_SECRET: optionalString,
+    CALLBACK_SECRET_FILE: z.string().min(1).default('.data/callback-secret.dev'),
+    ORDER_WORKER_CONCURRENCY: int(50, 1, 1000),
     SANDBOX_PORT: int(0, 0, 65535),
     CATALOG_SYNC_CRON: cron.default('0 3 * * *'),
     TZ: optionalString.refine((v) => v === undefined || isValidTimeZone(v), { message: 'must be an IANA time zone such as Europe/Berlin' }),
@@ -118,18 +122,57 @@ export const envSchema = z
 
 const present = (v: string | undefined): v is string => v !== undefined && v.trim() !== '';
 
+/** `whsec_` (optional, as Standard Webhooks libraries accept) + base64 of at least 16 bytes. */
+function isWebhookSecret(value: string): boolean {
+  const v = value.trim();
+  const b64 = v.startsWith('whsec_') ? v.slice('whsec_'.length) : v;
+  return /^[A-Za-z0-9+/]+={0,2}$/.test(b64) && Buffer.from(b64, 'base64').length >= 16;
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+}
+
+function parsedUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Rules between variables, checked on the raw values so they are reported together with the
  * per-variable problems (zod skips object-level refinements once any field has failed).
  */
 export function crossFieldProblems(raw: Record<string, string | undefined>): string[] {
   const problems: string[] = [];
+  const production = raw.NODE_ENV?.trim() === 'production';
+  const sandboxOptIn = ['true', '1', 'yes'].includes(raw.UPSTREAM_SANDBOX?.trim() ?? '');
   if (present(raw.UPSTREAM_BASE_URL)) {
+    if (sandboxOptIn) problems.push('UPSTREAM_SANDBOX=true contradicts UPSTREAM_BASE_URL; set only one of them');
     if (!present(raw.UPSTREAM_USERNAME)) problems.push('UPSTREAM_USERNAME is required when UPSTREAM_BASE_URL is set');
     if (!present(raw.UPSTREAM_PRIVATE_KEY)) problems.push('UPSTREAM_PRIVATE_KEY is required when UPSTREAM_BASE_URL is set');
+    if (!present(raw.CALLBACK_SIGNING_SECRET)) {
+      problems.push('CALLBACK_SIGNING_SECRET is required when UPSTREAM_BASE_URL is set (storefront callbacks are signed with it)');
+    }
     if (!present(raw.CARD_CODE_KEYS)) {
       problems.push('CARD_CODE_KEYS is required when UPSTREAM_BASE_URL is set (a real provider issues real codes)');
     }
+    const target = parsedUrl(raw.UPSTREAM_BASE_URL.trim());
+    if (production && target?.protocol === 'http:' && !isLoopbackHost(target.hostname)) {
+      problems.push('UPSTREAM_BASE_URL must use https: in production (the private key would travel in cleartext)');
+    }
+  } else if (production && !sandboxOptIn) {
+    // Unset means "start the built-in sandbox": in production that would sell nothing real while
+    // looking healthy, so it must be asked for explicitly.
+    problems.push('UPSTREAM_BASE_URL is required in production (or set UPSTREAM_SANDBOX=true to run against the built-in sandbox)');
+  }
+  if (present(raw.CALLBACK_SIGNING_SECRET) && !isWebhookSecret(raw.CALLBACK_SIGNING_SECRET)) {
+    problems.push('CALLBACK_SIGNING_SECRET must be whsec_ followed by base64 of at least 16 random bytes');
+  }
+  if (present(raw.UPSTREAM_WEBHOOK_SECRET) && !isWebhookSecret(raw.UPSTREAM_WEBHOOK_SECRET)) {
+    problems.push('UPSTREAM_WEBHOOK_SECRET must be whsec_ followed by base64 of at least 16 random bytes');
   }
   if (present(raw.CARD_CODE_KEYS)) {
     const { problem } = parseCardCodeKeys(raw.CARD_CODE_KEYS);

@@ -26,6 +26,7 @@ export interface Config {
   /** Parsed CARD_CODE_KEYS, or undefined when a dev key file is to be used. */
   cardCodeKeys: CardCodeKey[] | undefined;
   cardCodeKeyFile: string;
+  callbacks: { signingSecret: string | undefined; devSecretFile: string };
   catalog: {
     syncCron: string;
     timeZone: string | undefined;
@@ -36,7 +37,7 @@ export interface Config {
     syncConcurrency: number;
   };
   migrateOnStart: boolean;
-  orders: { maxQuantity: number };
+  orders: { maxQuantity: number; workerConcurrency: number };
   rateLimit: { max: number; windowMs: number };
   logLevel: Env['LOG_LEVEL'];
   shutdownTimeoutMs: number;
@@ -52,8 +53,11 @@ export class ConfigError extends Error {
 /**
  * Reads and validates the environment. Throws ConfigError listing one line per problem, naming
  * the variable and what is wrong; values are never included, so secrets cannot leak here.
+ * Empty variables count as unset.
  */
-export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(raw: Record<string, string | undefined> = process.env): Config {
+  // `PORT=` in an env file means "not set", for every variable alike.
+  const source = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v.trim() !== ''));
   const result = envSchema.safeParse(source);
   const problems = result.success
     ? []
@@ -84,6 +88,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     sandbox: { port: e.SANDBOX_PORT },
     cardCodeKeys: e.CARD_CODE_KEYS ? parseCardCodeKeys(e.CARD_CODE_KEYS).keys : undefined,
     cardCodeKeyFile: e.CARD_CODE_KEY_FILE,
+    callbacks: { signingSecret: e.CALLBACK_SIGNING_SECRET, devSecretFile: e.CALLBACK_SECRET_FILE },
     catalog: {
       syncCron: e.CATALOG_SYNC_CRON,
       timeZone: e.TZ,
@@ -92,7 +97,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
       syncConcurrency: e.CATALOG_SYNC_CONCURRENCY,
     },
     migrateOnStart: e.MIGRATE_ON_START,
-    orders: { maxQuantity: e.ORDER_MAX_QUANTITY },
+    orders: { maxQuantity: e.ORDER_MAX_QUANTITY, workerConcurrency: e.ORDER_WORKER_CONCURRENCY },
     rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

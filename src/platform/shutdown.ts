@@ -32,7 +32,7 @@ export function createShutdown(log: Logger, timeoutMs: number) {
     add(name: string, run: () => Promise<unknown>): void {
       steps.push({ name, run });
     },
-    /** Idempotent: a second signal while shutting down does not start another run. */
+    /** Idempotent: a second call while shutting down returns the run already under way. */
     run(reason: string): Promise<void> {
       running ??= new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`shutdown did not finish within ${timeoutMs} ms`)), timeoutMs);
@@ -55,15 +55,39 @@ export function createShutdown(log: Logger, timeoutMs: number) {
 
 export type Shutdown = ReturnType<typeof createShutdown>;
 
-/** Wires SIGTERM and SIGINT to the shutdown; exits 0 when clean, 1 when it failed or timed out. */
-export function onSignals(shutdown: Shutdown, log: Logger): void {
+/** The parts of `process` the signal wiring uses, so tests can drive it without real signals. */
+export interface SignalTarget {
+  on(signal: NodeJS.Signals, listener: () => void): unknown;
+  exit(code: number): void;
+}
+
+/**
+ * Wires SIGTERM and SIGINT to the shutdown; exits 0 when clean, 1 when it failed or timed out.
+ *
+ * A repeated SIGTERM while shutting down is ignored: orchestrators may send it again, and killing
+ * the process mid-shutdown would interrupt the jobs it is letting finish (the deadline bounds the
+ * wait anyway). A second SIGINT is a person pressing Ctrl-C again: exit at once (130, as shells
+ * report an interrupted process), since that is what they are asking for.
+ */
+export function onSignals(shutdown: Shutdown, log: Logger, target: SignalTarget = process): void {
+  let shuttingDown = false;
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
+    target.on(signal, () => {
+      if (shuttingDown) {
+        if (signal === 'SIGINT') {
+          log.warn('second interrupt: exiting without waiting for the shutdown to finish');
+          target.exit(130);
+        } else {
+          log.info({ signal }, 'already shutting down; signal ignored');
+        }
+        return;
+      }
+      shuttingDown = true;
       shutdown.run(signal).then(
-        () => process.exit(0),
+        () => target.exit(0),
         (err: Error) => {
           log.error({ err: { message: err.message } }, 'unclean shutdown');
-          process.exit(1);
+          target.exit(1);
         },
       );
     });

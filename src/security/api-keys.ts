@@ -17,6 +17,15 @@ export interface ApiKeySummary extends ApiKeyIdentity {
   revokedAt: Date | null;
 }
 
+/** Every column but the hash: what `list`, `create` and `revoke` hand out. */
+const SUMMARY_COLUMNS = { id: true, name: true, prefix: true, scopes: true, createdAt: true, lastUsedAt: true, revokedAt: true } as const;
+
+export interface RevokeResult {
+  summary: ApiKeySummary;
+  /** Instances that received the announcement; undefined when it could not be sent (no Redis). */
+  notified: number | undefined;
+}
+
 interface CacheEntry {
   identity: ApiKeyIdentity | null;
   hash: string | null;
@@ -30,25 +39,61 @@ export interface ApiKeyServiceDeps {
   redis?: Redis;
   channel?: string;
   cacheTtlMs?: number;
+  /** Most keys cached at once; the least recently used is dropped first. */
+  cacheMaxEntries?: number;
   now?: () => number;
 }
 
 const LAST_USED_EVERY_MS = 60_000;
+/** How long a verified key is trusted without a query; also the bound when an announcement is lost. */
+export const API_KEY_CACHE_TTL_MS = 10_000;
+/** A load re-reads at most this often when revocations keep racing it; then it is not cached. */
+const MAX_LOAD_ATTEMPTS = 3;
 
 /**
  * API keys: creation (the key is returned once, only its hash stored), lookup by prefix,
  * revocation. Verified keys are cached in memory for a few seconds so the request path makes no
  * database query; a revocation is published on Redis and every instance drops its cached entry
  * at once, with the TTL as the bound if a message is missed.
+ *
+ * A revocation can land while a lookup of the same key is querying: the lookup then holds the
+ * row as it was before, and caching it would accept the revoked key for a whole TTL. Each
+ * revocation (local or announced) bumps a per-prefix generation; a lookup that sees the
+ * generation change during its query reads again.
+ *
+ * The cache is an LRU bounded by `cacheMaxEntries`: a flood of random well-formed keys (each a
+ * cached miss) pushes out only entries nobody used since, never the keys in active use.
  */
-export function createApiKeyService({ prisma, log, redis, channel = 'gw:api-keys:revoked', cacheTtlMs = 10_000, now = Date.now }: ApiKeyServiceDeps) {
+export function createApiKeyService({
+  prisma,
+  log,
+  redis,
+  channel = 'gw:api-keys:revoked',
+  cacheTtlMs = API_KEY_CACHE_TTL_MS,
+  cacheMaxEntries = 10_000,
+  now = Date.now,
+}: ApiKeyServiceDeps) {
   const cache = new Map<string, CacheEntry>();
+  const generations = new Map<string, number>();
+  let generationSeq = 0;
   const lastUsedWritten = new Map<string, number>();
+
+  function remember<V>(map: Map<string, V>, key: string, value: V): void {
+    map.delete(key);
+    map.set(key, value);
+    while (map.size > cacheMaxEntries) map.delete(map.keys().next().value!);
+  }
+
+  function invalidate(prefix: string): void {
+    cache.delete(prefix);
+    // Globally increasing, so even a dropped-then-recreated entry never repeats an old value.
+    remember(generations, prefix, ++generationSeq);
+  }
 
   function touch(id: string): void {
     const at = now();
     if ((lastUsedWritten.get(id) ?? 0) + LAST_USED_EVERY_MS > at) return;
-    lastUsedWritten.set(id, at);
+    remember(lastUsedWritten, id, at);
     prisma.apiKey
       .update({ where: { id }, data: { lastUsedAt: new Date(at) } })
       .catch((err: Error) => log.warn({ keyId: id, err: { message: err.message } }, 'could not record key use'));
@@ -56,41 +101,56 @@ export function createApiKeyService({ prisma, log, redis, channel = 'gw:api-keys
 
   async function load(prefix: string): Promise<CacheEntry> {
     const cached = cache.get(prefix);
-    if (cached && cached.expiresAt > now()) return cached;
-    const row = await prisma.apiKey.findUnique({ where: { prefix } });
-    const entry: CacheEntry =
-      row && !row.revokedAt
-        ? { identity: { id: row.id, name: row.name, prefix: row.prefix, scopes: row.scopes }, hash: row.secretHash, expiresAt: now() + cacheTtlMs }
-        : { identity: null, hash: null, expiresAt: now() + cacheTtlMs };
-    if (cache.size > 10_000) cache.clear();
-    cache.set(prefix, entry);
-    return entry;
+    if (cached && cached.expiresAt > now()) {
+      remember(cache, prefix, cached);
+      return cached;
+    }
+    for (let attempt = 1; ; attempt++) {
+      const generation = generations.get(prefix);
+      const row = await prisma.apiKey.findUnique({ where: { prefix }, select: { ...SUMMARY_COLUMNS, secretHash: true } });
+      const entry: CacheEntry =
+        row && !row.revokedAt
+          ? { identity: { id: row.id, name: row.name, prefix: row.prefix, scopes: row.scopes }, hash: row.secretHash, expiresAt: now() + cacheTtlMs }
+          : { identity: null, hash: null, expiresAt: now() + cacheTtlMs };
+      if (generations.get(prefix) === generation) {
+        remember(cache, prefix, entry);
+        return entry;
+      }
+      if (attempt >= MAX_LOAD_ATTEMPTS) return entry;
+    }
   }
 
   return {
     async create(name: string, scopes: Scope[]): Promise<{ key: string; summary: ApiKeySummary }> {
       const generated = generateApiKey();
-      const row = await prisma.apiKey.create({
+      const summary = await prisma.apiKey.create({
         data: { name, prefix: generated.prefix, secretHash: generated.hash, scopes },
+        select: SUMMARY_COLUMNS,
       });
-      return { key: generated.key, summary: row };
+      return { key: generated.key, summary };
     },
 
     async list(): Promise<ApiKeySummary[]> {
-      return prisma.apiKey.findMany({ orderBy: { createdAt: 'asc' } });
+      return prisma.apiKey.findMany({ orderBy: { createdAt: 'asc' }, select: SUMMARY_COLUMNS });
     },
 
-    /** Revokes by id or prefix; returns the summary, or undefined when no such key exists. */
-    async revoke(idOrPrefix: string): Promise<ApiKeySummary | undefined> {
+    /** Revokes by id or prefix and announces it; undefined when no such key exists. */
+    async revoke(idOrPrefix: string): Promise<RevokeResult | undefined> {
       const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrPrefix);
-      const row = await prisma.apiKey.findFirst({ where: isUuid ? { id: idOrPrefix } : { prefix: idOrPrefix } });
+      const row = await prisma.apiKey.findFirst({ where: isUuid ? { id: idOrPrefix } : { prefix: idOrPrefix }, select: SUMMARY_COLUMNS });
       if (!row) return undefined;
-      const updated = row.revokedAt ? row : await prisma.apiKey.update({ where: { id: row.id }, data: { revokedAt: new Date() } });
-      cache.delete(row.prefix);
-      await redis?.publish(channel, row.prefix).catch((err: Error) => {
-        log.warn({ err: { message: err.message } }, 'could not broadcast key revocation; other instances drop it within the cache TTL');
-      });
-      return updated;
+      const summary = row.revokedAt
+        ? row
+        : await prisma.apiKey.update({ where: { id: row.id }, data: { revokedAt: new Date() }, select: SUMMARY_COLUMNS });
+      invalidate(row.prefix);
+      let notified: number | undefined;
+      if (redis) {
+        notified = await redis.publish(channel, row.prefix).catch((err: Error) => {
+          log.warn({ err: { message: err.message } }, 'could not broadcast key revocation; other instances drop it within the cache TTL');
+          return undefined;
+        });
+      }
+      return { summary, notified };
     },
 
     /** The identity behind a presented key, or undefined for any malformed, unknown or revoked key. */
@@ -105,7 +165,12 @@ export function createApiKeyService({ prisma, log, redis, channel = 'gw:api-keys
 
     /** Drops a cached key (called when another instance announces a revocation). */
     forget(prefix: string): void {
-      cache.delete(prefix);
+      invalidate(prefix);
+    },
+
+    /** Keys cached right now (for tests and metrics). */
+    cachedCount(): number {
+      return cache.size;
     },
 
     channel,

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseCardCodeKeys, type CardCodeKey } from '../config/env.js';
 import type { Logger } from '../platform/logger.js';
+import { readOrCreateDevSecret } from './dev-secret-file.js';
 
 /**
  * The keys that encrypt card codes at rest. In production they come from CARD_CODE_KEYS (the
@@ -12,20 +12,9 @@ import type { Logger } from '../platform/logger.js';
  */
 export async function loadCardCodeKeys(configured: CardCodeKey[] | undefined, devKeyFile: string, log: Logger): Promise<CardCodeKey[]> {
   if (configured) return configured;
-  const file = path.resolve(devKeyFile);
-  try {
-    const parsed = parseCardCodeKeys((await readFile(file, 'utf8')).trim());
-    if (!parsed.keys) throw new Error(`${file}: ${parsed.problem ?? 'unreadable'}`);
-    return parsed.keys;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  await mkdir(path.dirname(file), { recursive: true });
-  const line = `dev1:${randomBytes(32).toString('base64')}`;
-  await writeFile(file, `${line}\n`, { mode: 0o600, flag: 'wx' }).catch(async (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EEXIST') throw err; // another process created it first: use theirs
-  });
-  await chmod(file, 0o600);
-  log.warn({ file }, 'CARD_CODE_KEYS not set: using a generated development key (never use this with a real provider)');
-  return loadCardCodeKeys(undefined, devKeyFile, log);
+  const { value, created } = await readOrCreateDevSecret(devKeyFile, () => `dev1:${randomBytes(32).toString('base64')}`);
+  const parsed = parseCardCodeKeys(value);
+  if (!parsed.keys) throw new Error(`${path.resolve(devKeyFile)}: ${parsed.problem ?? 'unreadable'}`);
+  if (created) log.warn({ file: path.resolve(devKeyFile) }, 'CARD_CODE_KEYS not set: generated a development key (never use this with a real provider)');
+  return parsed.keys;
 }

@@ -4,7 +4,7 @@ import { AppError, ERROR_STATUS, type ErrorCode } from '../../errors.js';
 import { PROBLEM_CONTENT_TYPE, problem } from './problem.js';
 
 /** Fastify's own error codes that are the client's fault, mapped to our stable codes. */
-const FASTIFY_CODES: Record<string, ErrorCode> = {
+export const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
   FST_ERR_CTP_BODY_TOO_LARGE: 'payload_too_large',

@@ -3,16 +3,33 @@ import { Type } from 'typebox';
 
 export interface ReadinessCheck {
   name: string;
-  /** Resolves with optional details when healthy; throws (with a safe message) when not. */
+  /**
+   * Resolves with optional (public) details when healthy; throws when not. The error's message
+   * is logged, never answered: /readyz is unauthenticated, and messages name hosts and ports.
+   * Throw a ReadinessFailure to answer a specific public reason instead of "unavailable".
+   */
   check(): Promise<Record<string, unknown> | void>;
   /** A non-critical check reports but never makes the instance unready (e.g. catalog age). */
   critical?: boolean;
 }
 
+/** A failed check whose `reason` (a short snake_case code) and details are safe to show anyone. */
+export class ReadinessFailure extends Error {
+  constructor(
+    readonly reason: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(reason);
+    this.name = 'ReadinessFailure';
+  }
+}
+
+class ReadinessTimeout extends Error {}
+
 const CheckResult = Type.Object({
   ok: Type.Boolean(),
   ms: Type.Integer(),
-  error: Type.Optional(Type.String()),
+  error: Type.Optional(Type.String({ description: '"unavailable", "timeout" or a check-specific code such as "stale"' })),
   details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
 });
 
@@ -20,7 +37,7 @@ const READY_TIMEOUT_MS = 2_000;
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+    const timer = setTimeout(() => reject(new ReadinessTimeout(`no answer within ${ms} ms`)), ms);
     promise.then(
       (v) => {
         clearTimeout(timer);
@@ -32,6 +49,15 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
       },
     );
   });
+}
+
+/** What /readyz may say about a failure: fixed words, never the error's own message. */
+function publicFailure(err: unknown): { error: string; details?: Record<string, unknown> } {
+  if (err instanceof ReadinessTimeout) return { error: 'timeout' };
+  if (err instanceof ReadinessFailure && /^[a-z][a-z0-9_]{0,39}$/.test(err.reason)) {
+    return { error: err.reason, ...(err.details ? { details: err.details } : {}) };
+  }
+  return { error: 'unavailable' };
 }
 
 /** `/healthz`: the process is up. `/readyz`: its dependencies answer, so it should get traffic. */
@@ -71,8 +97,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks: ReadinessCheck[] 
             const details = await withTimeout(c.check(), READY_TIMEOUT_MS);
             return [c.name, { ok: true, ms: Math.round(performance.now() - started), ...(details ? { details } : {}) }, c] as const;
           } catch (err) {
-            request.log.warn({ check: c.name, err: { message: (err as Error).message } }, 'readiness check failed');
-            return [c.name, { ok: false, ms: Math.round(performance.now() - started), error: (err as Error).message }, c] as const;
+            request.log.warn({ check: c.name, critical: c.critical !== false, err: { message: (err as Error).message } }, 'readiness check failed');
+            return [c.name, { ok: false, ms: Math.round(performance.now() - started), ...publicFailure(err) }, c] as const;
           }
         }),
       );

@@ -1,5 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import { Type, type Static } from 'typebox';
+import type { ErrorCode } from '../../errors.js';
 
 /** RFC 9457 problem details, with the stable `code` clients branch on. */
 export const ProblemDetails = Type.Object(
@@ -20,7 +21,8 @@ export type ProblemDetailsBody = Static<typeof ProblemDetails> & Record<string, 
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
-export function problem(status: number, code: string, detail: string | undefined, extra: Record<string, unknown> = {}): ProblemDetailsBody {
+/** `code` must be a key of ERROR_STATUS, so no answer can carry a code missing from the table. */
+export function problem(status: number, code: ErrorCode, detail: string | undefined, extra: Record<string, unknown> = {}): ProblemDetailsBody {
   return {
     type: 'about:blank',
     title: STATUS_CODES[status] ?? 'Error',
