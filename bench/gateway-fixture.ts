@@ -9,6 +9,9 @@ import { migrate } from '../src/platform/migrate.js';
 import { createRedis, waitForRedis, type Redis } from '../src/platform/redis.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { createApiKeyService, type ApiKeyService } from '../src/security/api-keys.js';
+import { createApiComponents } from '../src/api-components.js';
+import { createQueueRegistry } from '../src/platform/queues.js';
+import { createCardVault } from '../src/security/card-vault.js';
 import type { Scope } from '../src/security/scopes.js';
 import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';
 import type { BenchEnvironment } from './types.js';
@@ -50,6 +53,7 @@ export async function startGatewayFixture(env: BenchEnvironment): Promise<Gatewa
   const prefix = `bench${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const config = loadConfig({
     NODE_ENV: 'production',
+    UPSTREAM_SANDBOX: 'true',
     DATABASE_URL: env.databaseUrl,
     REDIS_URL: env.redisUrl,
     QUEUE_PREFIX: prefix,
@@ -95,6 +99,8 @@ export async function startGatewayFixture(env: BenchEnvironment): Promise<Gatewa
 
     const apiKeys = createApiKeyService({ prisma, log, redis, channel: `${prefix}:api-keys:revoked` });
     const catalog = createCatalogCache({ prisma, log, staleAfterMs: config.catalog.staleAfterMs });
+    const queues = createQueueRegistry({ redisUrl: config.redisUrl, producer: redis, prefix });
+    const vault = await createCardVault([{ id: 'bench', key: new Uint8Array(32).fill(3) }]);
     await catalog.reload();
 
     const fixture: GatewayFixture = {
@@ -115,14 +121,10 @@ export async function startGatewayFixture(env: BenchEnvironment): Promise<Gatewa
         return key;
       },
       async startApp(options = {}) {
-        const app = await buildApp({
-          config,
-          log: options.log ?? log,
-          redis: options.redis ?? redis,
-          apiKeys,
-          catalog,
-          readinessChecks: [],
-        });
+        const appLog = options.log ?? log;
+        const appRedis = options.redis ?? redis;
+        const components = createApiComponents({ config, log: appLog, prisma, redis: appRedis, queues, vault }, { apiKeys, catalog, readinessChecks: [] });
+        const app = await buildApp({ config, log: appLog, redis: appRedis, ...components });
         apps.push(app);
         await options.configure?.(app, fixture);
         const url = await app.listen({ host: '127.0.0.1', port: 0 });

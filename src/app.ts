@@ -1,31 +1,28 @@
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { ApiComponents } from './api-components.js';
 import type { Config } from './config/index.js';
+import { healthRoutes } from './platform/http/health-routes.js';
 import type { Logger } from './platform/logger.js';
 import type { Redis } from './platform/redis.js';
 import docs from './platform/http/docs.js';
 import errorHandler from './platform/http/error-handler.js';
-import { healthRoutes, type ReadinessCheck } from './platform/http/health-routes.js';
 import rateLimit from './platform/http/rate-limit.js';
-import type { CatalogCache } from './catalog/catalog-cache.js';
 import { catalogRoutes } from './catalog/catalog-routes.js';
-import type { ApiKeyService } from './security/api-keys.js';
+import { orderRoutes } from './orders/order-routes.js';
 import auth from './security/auth-plugin.js';
 import { keyRoutes } from './security/key-routes.js';
 import { VERSION } from './version.js';
 
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
-export interface AppDeps {
-  config: Pick<Config, 'http' | 'rateLimit' | 'queuePrefix'>;
+export interface AppDeps extends ApiComponents {
+  config: Pick<Config, 'http' | 'rateLimit' | 'queuePrefix' | 'orders'>;
   log: Logger;
   /** Fail-fast Redis connection (rate-limit counters). */
   redis: Redis;
-  apiKeys: ApiKeyService;
-  catalog: CatalogCache;
-  readinessChecks: ReadinessCheck[];
 }
 
 const SLOW_REQUEST_MS = 1_000;
@@ -65,7 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     // Fastify's two lines per request cost more than the catalog answer itself; requestLog()
     // below writes one line, at info only when it matters.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Route responses are serialised through their schemas: an allowlist, so a field that is not
     // declared (a secret, a code) can never leak by accident.
   }).withTypeProvider<TypeBoxTypeProvider>();
@@ -88,6 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(healthRoutes, { checks: deps.readinessChecks });
   await app.register(keyRoutes);
   await app.register(catalogRoutes, { cache: deps.catalog });
+  await app.register(orderRoutes, { orders: deps.orders, vault: deps.vault, waiters: deps.waiters, maxQuantity: deps.config.orders.maxQuantity });
 
   return app;
 }

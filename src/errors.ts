@@ -23,6 +23,7 @@ export const ERROR_STATUS = {
   // 409
   conflict: 409,
   price_changed: 409,
+  card_unavailable: 409,
   // 413, 415
   payload_too_large: 413,
   unsupported_media_type: 415,

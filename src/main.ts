@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
 import { registerCatalogCommands } from './cli/catalog.js';
+import { registerCryptoCommands } from './cli/crypto.js';
 import { registerKeyCommands } from './cli/keys.js';
 import { registerSandboxCommand } from './cli/sandbox.js';
 import { registerServeCommands } from './cli/serve.js';
@@ -17,6 +18,7 @@ export function buildCli(): Command {
   registerSandboxCommand(program);
   registerKeyCommands(program);
   registerCatalogCommands(program);
+  registerCryptoCommands(program);
   return program;
 }
 

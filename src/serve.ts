@@ -2,20 +2,30 @@ import type { Config } from './config/index.js';
 import { buildApp, type App } from './app.js';
 import { createPrisma, pingDatabase, type PrismaClient } from './platform/db.js';
 import { describeUrl } from './platform/describe-url.js';
-import type { ReadinessCheck } from './platform/http/health-routes.js';
 import type { Logger } from './platform/logger.js';
 import { migrate } from './platform/migrate.js';
 import { createQueueRegistry, type QueueRegistry } from './platform/queues.js';
-import { checkEvictionPolicy, createRedis, pingRedis, waitForRedis, type Redis } from './platform/redis.js';
+import { checkEvictionPolicy, createRedis, waitForRedis, type Redis } from './platform/redis.js';
 import { createScheduler, type Scheduler } from './platform/scheduler.js';
 import { createShutdown, type Shutdown } from './platform/shutdown.js';
-import { createApiKeyService, listenForRevocations } from './security/api-keys.js';
+import { listenForRevocations } from './security/api-keys.js';
 import { loadCardCodeKeys } from './security/card-code-keys.js';
 import { startEmbeddedSandbox } from './embedded-sandbox.js';
-import { createCatalogCache, listenForCatalogUpdates, type CatalogCache } from './catalog/catalog-cache.js';
+import { listenForCatalogUpdates, type CatalogCache } from './catalog/catalog-cache.js';
+import { createApiComponents } from './api-components.js';
 import { catalogUpdatedChannel, scheduleCatalogSync, startCatalogWorker } from './catalog/catalog-jobs.js';
-import { catalogReadiness } from './catalog/catalog-readiness.js';
-import { createUpstreamClient, type UpstreamClient } from './upstream/index.js';
+import { createUpstreamClient, type UpstreamCallRecord, type UpstreamClient } from './upstream/index.js';
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { createBusyMode } from './orders/busy-mode.js';
+import { createCallRecorder } from './orders/call-recorder.js';
+import { startCallbackWorker } from './orders/callbacks/index.js';
+import { startOrderWorker } from './orders/order-jobs.js';
+import { createOrderStore } from './orders/order-store.js';
+import { listenForSettledOrders, orderSettledChannel } from './orders/order-waiters.js';
+import { createTerminalHooks } from './orders/terminal-hooks.js';
+import { loadCallbackSecret } from './security/callback-secret.js';
+import { createCardVault } from './security/card-vault.js';
 
 export const ROLES = ['api', 'worker', 'scheduler'] as const;
 export type Role = (typeof ROLES)[number];
@@ -75,6 +85,12 @@ export async function connectRedis(config: Pick<Config, 'redisUrl'>, log: Logger
   return redis;
 }
 
+/**
+ * How long a worker holds an order between commits: well above one provider call's timeout, so a
+ * live worker never loses it mid-call, yet short enough that a dead worker's orders move on.
+ */
+const ORDER_LEASE_MS = 60_000;
+
 /** How often API instances reload the catalog even without an announcement (a missed message). */
 const CATALOG_RELOAD_EVERY_MS = 5 * 60_000;
 
@@ -82,7 +98,7 @@ const CATALOG_RELOAD_EVERY_MS = 5 * 60_000;
  * The provider client, against the configured provider or, with none, a sandbox started here
  * on loopback. `close` stops both.
  */
-export async function connectUpstream(config: Config, log: Logger): Promise<{ client: UpstreamClient; url: string; close: () => Promise<void> }> {
+export async function connectUpstream(config: Config, log: Logger, onCall?: (call: UpstreamCallRecord) => void): Promise<{ client: UpstreamClient; url: string; close: () => Promise<void> }> {
   let url = config.upstream.baseUrl;
   let sandbox: { close(): Promise<void> } | undefined;
   if (url === undefined) {
@@ -99,6 +115,7 @@ export async function connectUpstream(config: Config, log: Logger): Promise<{ cl
     timeoutMs: config.upstream.timeoutMs,
     ...(config.upstream.proxyUrl ? { proxyUrl: config.upstream.proxyUrl } : {}),
     logger: log.child({ component: 'upstream' }),
+    ...(onCall ? { onCall } : {}),
   });
   return {
     client,
@@ -125,17 +142,36 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
     shutdown.add('redis', () => redis.quit());
     await checkEvictionPolicy(redis, log);
 
-    const upstream = await connectUpstream(config, log);
+    const recorder = createCallRecorder();
+    const upstream = await connectUpstream(config, log, (call) => recorder.record(call));
     shutdown.add('provider client', upstream.close);
 
-    // Loaded at start so a bad key file stops the process now, not at the first order.
-    await loadCardCodeKeys(config.cardCodeKeys, config.cardCodeKeyFile, log);
+    // Loaded at start so a bad key or secret stops the process now, not at the first order.
+    const vault = await createCardVault(await loadCardCodeKeys(config.cardCodeKeys, config.cardCodeKeyFile, log));
+    const callbackSecret = await loadCallbackSecret(config.callbacks.signingSecret, config.callbacks.devSecretFile, log);
+    const busy = createBusyMode({ prisma });
 
     const queues = createQueueRegistry({ redisUrl: config.redisUrl, producer: redis, prefix: config.queuePrefix });
     shutdown.add('queues', () => queues.close());
 
     if (roles.includes('worker')) {
       await startCatalogWorker({ queues, prisma, upstream: upstream.client, log, publisher: redis, concurrency: config.catalog.syncConcurrency });
+      const workerId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+      startOrderWorker({
+        queues,
+        log,
+        concurrency: config.orders.workerConcurrency,
+        deps: {
+          store: createOrderStore(prisma, workerId, ORDER_LEASE_MS),
+          upstream: upstream.client,
+          recorder,
+          vault,
+          busy,
+          terminal: createTerminalHooks({ queues, publisher: redis, log }),
+          log,
+        },
+      });
+      startCallbackWorker({ queues, prisma, log, secret: callbackSecret });
     }
 
     let scheduler: Scheduler | undefined;
@@ -150,31 +186,23 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
     let url: string | undefined;
     let catalog: CatalogCache | undefined;
     if (roles.includes('api')) {
-      const apiKeys = createApiKeyService({ prisma, log, redis, channel: `${config.queuePrefix}:api-keys:revoked` });
+      const api = createApiComponents({ config, log, prisma, redis, queues, vault });
+      catalog = api.catalog;
       const subscriber = createRedis(config.redisUrl, 'subscriber', log);
-      shutdown.add('key revocation listener', () => subscriber.quit());
-      const stopListening = await listenForRevocations(subscriber, apiKeys);
-      shutdown.add('key revocation subscription', stopListening);
-      const cache = createCatalogCache({ prisma, log, staleAfterMs: config.catalog.staleAfterMs });
-      catalog = cache;
-      await cache.reload();
-      const stopCatalogUpdates = await listenForCatalogUpdates(subscriber, catalogUpdatedChannel(config.queuePrefix), cache);
-      shutdown.add('catalog update subscription', stopCatalogUpdates);
-      const reloadTimer = setInterval(() => void cache.reload(), CATALOG_RELOAD_EVERY_MS);
+      shutdown.add('pub/sub connection', () => subscriber.quit());
+      shutdown.add('key revocation subscription', await listenForRevocations(subscriber, api.apiKeys));
+      shutdown.add('order waiters subscription', await listenForSettledOrders(subscriber, orderSettledChannel(config.queuePrefix), api.waiters));
+      await api.catalog.reload();
+      shutdown.add('catalog update subscription', await listenForCatalogUpdates(subscriber, catalogUpdatedChannel(config.queuePrefix), api.catalog));
+      const reloadTimer = setInterval(() => void api.catalog.reload(), CATALOG_RELOAD_EVERY_MS);
       reloadTimer.unref();
       shutdown.add('catalog reload timer', async () => clearInterval(reloadTimer));
-      const readinessChecks: ReadinessCheck[] = [
-        { name: 'database', check: () => pingDatabase(prisma) },
-        { name: 'redis', check: () => pingRedis(redis) },
-        catalogReadiness(cache),
-      ];
-      app = await buildApp({ config, log, redis, apiKeys, catalog: cache, readinessChecks });
+      app = await buildApp({ config, log, redis, ...api });
       // Registered last so it runs first: stop taking requests, finish the in-flight ones.
       url = await app.listen({ port: config.http.port, host: config.http.host });
       shutdown.add('http', () => app!.close());
     }
 
-    log.info({ roles, url, upstream: describeUrl(upstream.url) }, 'gateway started');
     return { url, upstreamUrl: upstream.url, app, upstream: upstream.client, catalog, prisma, redis, queues, scheduler, shutdown };
   } catch (err) {
     await shutdown.run('start failed').catch(() => undefined);

@@ -20,6 +20,8 @@ export function registerServeCommands(program: Command): void {
         const roles = opts.role && opts.role.length > 0 ? [...new Set(opts.role)] : [...ROLES];
         const running = await serve(config, roles, log);
         onSignals(running.shutdown, log);
+        // Only now: whoever waits for this line may signal the process at once.
+        log.info({ roles, url: running.url, upstream: describeUrl(running.upstreamUrl) }, 'gateway started');
       }),
     );
 

@@ -1,12 +1,13 @@
 import { Writable } from 'node:stream';
 import { buildApp, type App } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/index.js';
-import { createPrisma, pingDatabase, type PrismaClient } from '../../src/platform/db.js';
-import type { ReadinessCheck } from '../../src/platform/http/health-routes.js';
+import { createPrisma, type PrismaClient } from '../../src/platform/db.js';
 import { createLogger, type Logger } from '../../src/platform/logger.js';
-import { createRedis, pingRedis, waitForRedis, type Redis } from '../../src/platform/redis.js';
+import { createRedis, waitForRedis, type Redis } from '../../src/platform/redis.js';
+import { createQueueRegistry, type QueueRegistry } from '../../src/platform/queues.js';
+import { createCardVault, type CardVault } from '../../src/security/card-vault.js';
+import { createApiComponents, type ApiComponents } from '../../src/api-components.js';
 import { createApiKeyService, type ApiKeyService } from '../../src/security/api-keys.js';
-import { createCatalogCache, type CatalogCache } from '../../src/catalog/catalog-cache.js';
 import type { Scope } from '../../src/security/scopes.js';
 import { TEST_DATABASE_URL, TEST_REDIS_URL, uniqueId } from './env.js';
 
@@ -22,6 +23,9 @@ export class LogCapture extends Writable {
   }
 }
 
+/** A fixed card-code key for tests (never a real one). */
+export const TEST_CARD_CODE_KEYS = [{ id: 'test1', key: new Uint8Array(32).fill(7) }];
+
 export interface TestContext {
   config: Config;
   prisma: PrismaClient;
@@ -31,7 +35,10 @@ export interface TestContext {
   prefix: string;
   apiKeys: ApiKeyService;
   /** Builds the real app on the real database and Redis, with this test's own key prefix. */
-  app(overrides?: { readinessChecks?: ReadinessCheck[]; apiKeys?: ApiKeyService; catalog?: CatalogCache; configure?: (app: App) => void | Promise<void> }): Promise<App>;
+  queues: QueueRegistry;
+  vault: CardVault;
+  /** Builds the real app (createApiComponents, as `serve` does), with optional replacements. */
+  app(overrides?: Partial<ApiComponents> & { configure?: (app: App) => void | Promise<void> }): Promise<App>;
   /** Creates an API key with these scopes; cleaned up by close(). */
   key(scopes: Scope[], name?: string): Promise<string>;
   close(): Promise<void>;
@@ -46,6 +53,8 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
   const redis = createRedis(config.redisUrl, 'producer', log);
   await waitForRedis(redis);
   const apiKeys = createApiKeyService({ prisma, log, redis, channel: `${prefix}:api-keys:revoked` });
+  const queues = createQueueRegistry({ redisUrl: config.redisUrl, producer: redis, prefix });
+  const vault = await createCardVault(TEST_CARD_CODE_KEYS);
   const keyIds: string[] = [];
   const apps: App[] = [];
   return {
@@ -56,14 +65,12 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
     logs,
     prefix,
     apiKeys,
-    async app(overrides = {}) {
-      const readinessChecks = overrides.readinessChecks ?? [
-        { name: 'database', check: () => pingDatabase(prisma) },
-        { name: 'redis', check: () => pingRedis(redis) },
-      ];
-      const catalog = overrides.catalog ?? createCatalogCache({ prisma, log, staleAfterMs: config.catalog.staleAfterMs });
-      const app = await buildApp({ config, log, redis, apiKeys: overrides.apiKeys ?? apiKeys, catalog, readinessChecks });
-      await overrides.configure?.(app);
+    queues,
+    vault,
+    async app({ configure, ...overrides } = {}) {
+      const components = createApiComponents({ config, log, prisma, redis, queues, vault }, { apiKeys, ...overrides });
+      const app = await buildApp({ config, log, redis, ...components });
+      await configure?.(app);
       await app.ready();
       apps.push(app);
       return app;
@@ -75,6 +82,7 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
     },
     async close() {
       await Promise.all(apps.map((a) => a.close()));
+      await queues.close();
       if (keyIds.length > 0) await prisma.apiKey.deleteMany({ where: { id: { in: keyIds } } });
       const stale = await redis.keys(`${prefix}:*`);
       if (stale.length > 0) await redis.del(...stale);

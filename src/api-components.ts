@@ -1,0 +1,50 @@
+import type { Config } from './config/index.js';
+import { createCatalogCache, type CatalogCache } from './catalog/catalog-cache.js';
+import { catalogReadiness } from './catalog/catalog-readiness.js';
+import { createOrderService, type OrderService } from './orders/order-service.js';
+import type { CardDecrypter } from './orders/order-view.js';
+import { createOrderWaiters, type OrderWaiters } from './orders/order-waiters.js';
+import { pingDatabase, type PrismaClient } from './platform/db.js';
+import type { ReadinessCheck } from './platform/http/health-routes.js';
+import type { Logger } from './platform/logger.js';
+import type { QueueRegistry } from './platform/queues.js';
+import { pingRedis, type Redis } from './platform/redis.js';
+import { createApiKeyService, type ApiKeyService } from './security/api-keys.js';
+
+/** Everything the HTTP API serves from, built one way for `serve`, the tests and the benchmarks. */
+export interface ApiComponents {
+  apiKeys: ApiKeyService;
+  catalog: CatalogCache;
+  orders: OrderService;
+  waiters: OrderWaiters;
+  vault: CardDecrypter;
+  readinessChecks: ReadinessCheck[];
+}
+
+export interface ApiPlatform {
+  config: Config;
+  log: Logger;
+  prisma: PrismaClient;
+  /** Fail-fast connection: rate limits, publishing, queue adds. */
+  redis: Redis;
+  queues: QueueRegistry;
+  vault: CardDecrypter;
+}
+
+export function createApiComponents(platform: ApiPlatform, overrides: Partial<ApiComponents> = {}): ApiComponents {
+  const { config, log, prisma, redis, queues, vault } = platform;
+  const apiKeys = overrides.apiKeys ?? createApiKeyService({ prisma, log, redis, channel: `${config.queuePrefix}:api-keys:revoked` });
+  const catalog = overrides.catalog ?? createCatalogCache({ prisma, log, staleAfterMs: config.catalog.staleAfterMs });
+  return {
+    apiKeys,
+    catalog,
+    orders: overrides.orders ?? createOrderService({ prisma, catalog, queues, log }),
+    waiters: overrides.waiters ?? createOrderWaiters(),
+    vault: overrides.vault ?? vault,
+    readinessChecks: overrides.readinessChecks ?? [
+      { name: 'database', check: () => pingDatabase(prisma) },
+      { name: 'redis', check: () => pingRedis(redis) },
+      catalogReadiness(catalog),
+    ],
+  };
+}

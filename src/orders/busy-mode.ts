@@ -1,0 +1,45 @@
+import type { PrismaClient } from '../platform/db.js';
+
+export interface BusyState {
+  active: boolean;
+  reason: string | null;
+  /** When busy mode ends by itself, if the provider said. */
+  until: Date | null;
+  updatedAt: Date | null;
+}
+
+const NAME = 'busy_mode';
+const NOT_BUSY: BusyState = { active: false, reason: null, until: null, updatedAt: null };
+
+/**
+ * The provider's busy mode, as a switch every instance shares (PostgreSQL). While it is on, the
+ * pipeline holds new initiations back and orders keep being accepted; it is set by the provider's
+ * webhooks (busy_mode.activated / revoked) or by an operator, and ends by itself at `until`.
+ * Reads are cached for a second: the pipeline asks once per order step.
+ */
+export function createBusyMode({ prisma, now = () => new Date(), cacheMs = 1_000 }: { prisma: PrismaClient; now?: () => Date; cacheMs?: number }) {
+  let cached: { state: BusyState; at: number } | undefined;
+
+  function effective(state: BusyState): BusyState {
+    return state.active && state.until !== null && state.until.getTime() <= now().getTime() ? { ...state, active: false } : state;
+  }
+
+  return {
+    async current(): Promise<BusyState> {
+      if (cached && now().getTime() - cached.at < cacheMs) return effective(cached.state);
+      const row = await prisma.providerState.findUnique({ where: { name: NAME } });
+      const state: BusyState = row ? { active: row.active, reason: row.reason, until: row.until, updatedAt: row.updatedAt } : NOT_BUSY;
+      cached = { state, at: now().getTime() };
+      return effective(state);
+    },
+
+    async set(active: boolean, opts: { reason?: string | null; until?: Date | null } = {}): Promise<BusyState> {
+      const data = { active, reason: active ? (opts.reason ?? null) : null, until: active ? (opts.until ?? null) : null };
+      const row = await prisma.providerState.upsert({ where: { name: NAME }, create: { name: NAME, ...data }, update: data });
+      cached = undefined;
+      return { active: row.active, reason: row.reason, until: row.until, updatedAt: row.updatedAt };
+    },
+  };
+}
+
+export type BusyMode = ReturnType<typeof createBusyMode>;

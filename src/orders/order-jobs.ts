@@ -1,0 +1,37 @@
+import { DelayedError, type Job } from 'bullmq';
+import type { Logger } from '../platform/logger.js';
+import type { QueuePayloads, QueueRegistry } from '../platform/queues.js';
+import { advanceOrder, type PipelineDeps, type RunResult } from './pipeline.js';
+
+/**
+ * The order worker: a thin driver around advanceOrder. An order that must wait (busy provider,
+ * back-off before a retry) is moved back to the delayed set with its own delay, so waiting never
+ * consumes BullMQ attempts; attempts are left for unexpected errors (database down…), after
+ * which the reconciler picks the order up again.
+ */
+export function startOrderWorker({ queues, deps, log, concurrency }: { queues: QueueRegistry; deps: PipelineDeps; log: Logger; concurrency: number }) {
+  return queues.worker(
+    'order-pipeline',
+    async (job: Job<QueuePayloads['order-pipeline']>, token?: string): Promise<RunResult> => {
+      const result = await advanceOrder(deps, job.data.orderId);
+      if (result.kind === 'retry') {
+        log.debug({ orderId: job.data.orderId, delayMs: result.delayMs, reason: result.reason }, 'order waits');
+        await job.moveToDelayed(Date.now() + result.delayMs, token);
+        throw new DelayedError();
+      }
+      return result;
+    },
+    {
+      concurrency,
+      // A job whose worker died is re-run by another; the order's lease (not this lock) keeps
+      // two runs from driving one order at once.
+      lockDuration: 60_000,
+      maxStalledCount: 1_000,
+    },
+  );
+}
+
+export const ORDER_JOB_OPTIONS = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 2_000 },
+} as const;

@@ -1,0 +1,156 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { CatalogCache } from '../catalog/catalog-cache.js';
+import { AppError } from '../errors.js';
+import { Prisma, type PrismaClient } from '../platform/db.js';
+import type { Logger } from '../platform/logger.js';
+import type { QueueRegistry } from '../platform/queues.js';
+import { orderTotal, sameAmount } from './money.js';
+import type { OrderRow } from './order-store.js';
+
+export interface NewOrderRequest {
+  cardId: string;
+  quantity: number;
+  reference?: string | undefined;
+  expectedUnitPrice?: string | undefined;
+  callbackUrl?: string | undefined;
+}
+
+export interface CreateResult {
+  order: OrderRow;
+  /** True when this idempotency key had already created the order. */
+  replayed: boolean;
+}
+
+/**
+ * The request's fingerprint for idempotency: every field, absent ones as null, in a fixed
+ * order, so the same request always hashes the same and any difference is caught.
+ */
+export function requestHash(request: NewOrderRequest): string {
+  const canonical = JSON.stringify([
+    request.cardId,
+    request.quantity,
+    request.reference ?? null,
+    request.expectedUnitPrice ?? null,
+    request.callbackUrl ?? null,
+  ]);
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+function isUniqueViolation(err: unknown): boolean {
+  return err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
+}
+
+export interface OrderServiceDeps {
+  prisma: PrismaClient;
+  catalog: CatalogCache;
+  queues: QueueRegistry;
+  log: Logger;
+}
+
+export function createOrderService({ prisma, catalog, queues, log }: OrderServiceDeps) {
+  async function replayOrReject(apiKeyId: string, idempotencyKey: string, hash: string): Promise<OrderRow | undefined> {
+    const existing = await prisma.order.findUnique({ where: { apiKeyId_idempotencyKey: { apiKeyId, idempotencyKey } } });
+    if (!existing) return undefined;
+    if (existing.requestHash !== hash) {
+      throw new AppError('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body; use a new key for a new order.', {
+        details: { orderId: existing.id },
+      });
+    }
+    return existing;
+  }
+
+  return {
+    /**
+     * Accepts an order once per (API key, Idempotency-Key). The key is claimed by the unique
+     * index in PostgreSQL: of concurrent requests with one key, exactly one inserts; the others
+     * read its row and replay it (same body) or get 422 (other body).
+     */
+    async create(apiKeyId: string, idempotencyKey: string, request: NewOrderRequest): Promise<CreateResult> {
+      const hash = requestHash(request);
+      const earlier = await replayOrReject(apiKeyId, idempotencyKey, hash);
+      if (earlier) return { order: earlier, replayed: true };
+
+      const denomination = catalog.snapshot.denominationById.get(request.cardId);
+      if (!denomination) {
+        throw new AppError('card_not_found', `No denomination with cardId ${JSON.stringify(request.cardId)} (identifiers are case-sensitive).`, {
+          details: { cardId: request.cardId },
+        });
+      }
+      if (!denomination.active) {
+        throw new AppError('card_unavailable', 'The provider no longer offers this denomination.', { details: { cardId: request.cardId } });
+      }
+      if (request.expectedUnitPrice !== undefined && !sameAmount(request.expectedUnitPrice, denomination.unitPrice)) {
+        throw new AppError('price_changed', `The unit price is now ${denomination.unitPrice}, not ${request.expectedUnitPrice}.`, {
+          details: { cardId: request.cardId, currentUnitPrice: denomination.unitPrice, expectedUnitPrice: request.expectedUnitPrice },
+        });
+      }
+
+      let order: OrderRow;
+      try {
+        const id = randomUUID();
+        order = await prisma.$transaction(async (tx) => {
+          const created = await tx.order.create({
+            data: {
+              id,
+              apiKeyId,
+              idempotencyKey,
+              requestHash: hash,
+              cardId: request.cardId,
+              quantity: request.quantity,
+              unitPrice: denomination.unitPrice,
+              totalAmount: orderTotal(denomination.unitPrice, request.quantity),
+              reference: request.reference ?? null,
+              callbackUrl: request.callbackUrl ?? null,
+              // The merchant's payment reference sent with confirm-order: stable across retries.
+              paymentId: `gw-${id}`,
+            },
+          });
+          await tx.orderEvent.create({ data: { orderId: created.id, kind: 'status', toStatus: 'queued', detail: { detail: 'accepted' } } });
+          return created;
+        });
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        const winner = await replayOrReject(apiKeyId, idempotencyKey, hash);
+        if (!winner) throw err;
+        return { order: winner, replayed: true };
+      }
+      await this.enqueue(order.id);
+      return { order, replayed: false };
+    },
+
+    /**
+     * Queues the order's pipeline job (job id = order id, so duplicates collapse). A failure here
+     * loses nothing: the order is in PostgreSQL and the reconciler re-queues it.
+     */
+    async enqueue(orderId: string, delayMs = 0): Promise<boolean> {
+      try {
+        await queues.get('order-pipeline').add('advance', { orderId }, { jobId: orderId, ...(delayMs > 0 ? { delay: delayMs } : {}) });
+        return true;
+      } catch (err) {
+        log.warn({ orderId, err: { message: (err as Error).message } }, 'could not queue the order now; the reconciler will');
+        return false;
+      }
+    },
+
+    /** The order if `apiKeyId` may see it (its creator, or any key when `seeAll`), else undefined. */
+    async get(id: string, viewer: { apiKeyId: string; seeAll: boolean }): Promise<OrderRow | undefined> {
+      const order = await prisma.order.findUnique({ where: { id } });
+      if (!order || (!viewer.seeAll && order.apiKeyId !== viewer.apiKeyId)) return undefined;
+      return order;
+    },
+
+    async findByReference(reference: string, viewer: { apiKeyId: string; seeAll: boolean }, limit = 100): Promise<OrderRow[]> {
+      return prisma.order.findMany({
+        where: { reference, ...(viewer.seeAll ? {} : { apiKeyId: viewer.apiKeyId }) },
+        orderBy: { createdAt: 'desc' },
+        take: limit,
+      });
+    },
+
+    async cardsOf(orderId: string) {
+      return prisma.orderCard.findMany({ where: { orderId }, orderBy: { position: 'asc' } });
+    },
+  };
+}
+
+export type OrderService = ReturnType<typeof createOrderService>;

@@ -1,0 +1,241 @@
+import type { Prisma } from '../platform/db.js';
+import type { Logger } from '../platform/logger.js';
+import { isUpstreamError, salvageOf, type UpstreamClient } from '../upstream/index.js';
+import type { BusyMode } from './busy-mode.js';
+import type { CallRecorder } from './call-recorder.js';
+import { ORDER_POLICY, type OrderPolicy } from './order-policy.js';
+import {
+  afterBalance,
+  afterConfirm,
+  afterInitiate,
+  isTerminal,
+  nextStep,
+  type CallFailure,
+  type CallOutcome,
+  type Decision,
+  type OrderFacts,
+} from './order-state.js';
+import { LeaseLostError, type EncryptedCard, type OrderRow, type OrderStore } from './order-store.js';
+
+export interface CardEncrypter {
+  encrypt(input: { orderId: string; position: number; code: string }): { keyId: string; nonce: Uint8Array; ciphertext: Uint8Array };
+}
+
+/** What happens when an order reaches a terminal status: written with it, then announced after commit. */
+export interface TerminalHooks {
+  /** Inside the status change's transaction (e.g. the callback outbox row); returns what to announce. */
+  inTransaction(tx: Prisma.TransactionClient, order: OrderRow): Promise<string[]>;
+  /** After commit: wake waiting requests, enqueue callback deliveries. Failures are logged only. */
+  afterCommit(order: OrderRow, outboxIds: string[]): Promise<void>;
+}
+
+export interface PipelineDeps {
+  store: OrderStore;
+  upstream: Pick<UpstreamClient, 'getBalance' | 'initiateCardRequest' | 'confirmOrder'>;
+  recorder: CallRecorder;
+  vault: CardEncrypter;
+  busy: BusyMode;
+  terminal: TerminalHooks;
+  log: Logger;
+  policy?: OrderPolicy;
+  random?: () => number;
+}
+
+export type RunResult = { kind: 'settled'; status: string } | { kind: 'retry'; delayMs: number; reason: string };
+
+function facts(order: OrderRow): OrderFacts {
+  return {
+    status: order.status,
+    quantity: order.quantity,
+    transactionId: order.transactionId,
+    balanceChecks: order.balanceChecks,
+    initiateAttempts: order.initiateAttempts,
+    confirmAttempts: order.confirmAttempts,
+  };
+}
+
+/** Turns a thrown error into what the state machine needs; anything that is not a provider-client error is rethrown. */
+function failureOf(error: unknown): CallFailure {
+  if (!isUpstreamError(error)) throw error;
+  const salvage = salvageOf(error);
+  return {
+    kind: error.kind,
+    upstreamCode: error.upstreamCode,
+    retrySafe: error.retrySafe,
+    outcomeUnknown: error.outcomeUnknown,
+    requestSent: error.requestSent,
+    salvagedTransactionId: salvage?.transactionId,
+    salvagedCards: salvage?.cards?.length,
+  };
+}
+
+/**
+ * Drives one order as far as it can go now: balance → initiate → confirm, each decision taken by
+ * the pure state machine and committed (compare-and-set, under the order's lease) before the
+ * next provider call. Returns when the order is settled or must wait (retry with a delay).
+ *
+ * Invariants kept here:
+ * - "reserving" is committed before initiate-card-request is sent, and the transaction_id is
+ *   committed as the very next thing after the answer;
+ * - "confirming" (with the attempt count) is committed before each confirm-order;
+ * - card codes are encrypted and committed in the same transaction as "fulfilled";
+ * - terminal changes write their callback outbox row in that transaction too.
+ */
+export async function advanceOrder(deps: PipelineDeps, orderId: string): Promise<RunResult> {
+  const { store, log } = deps;
+  const policy = deps.policy ?? ORDER_POLICY;
+  const random = deps.random ?? Math.random;
+  const jitter = (ms: number) => Math.round(ms / 2 + random() * (ms / 2));
+
+  if (!(await store.acquire(orderId))) {
+    return { kind: 'retry', delayMs: 5_000, reason: 'another worker holds this order' };
+  }
+  try {
+    for (;;) {
+      const order = await store.load(orderId);
+      if (!order) return { kind: 'settled', status: 'missing' };
+      const busy = order.status === 'queued' ? await deps.busy.current() : { active: false, until: null };
+      const step = nextStep(facts(order), busy.active, policy);
+
+      switch (step.kind) {
+        case 'done':
+          return { kind: 'settled', status: order.status };
+
+        case 'hold_busy': {
+          if (order.statusDetail !== 'provider_busy') {
+            await store.commit(order, { version: order.version, statusDetail: 'provider_busy', note: 'held: the provider is in busy mode' });
+          }
+          const untilMs = busy.until ? busy.until.getTime() - Date.now() : policy.busyRecheckMs;
+          return { kind: 'retry', delayMs: Math.max(250, Math.min(policy.busyRecheckMs, untilMs)), reason: 'provider busy' };
+        }
+
+        case 'escalate':
+          await settle(deps, order, { kind: 'transition', to: 'needs_attention', detail: step.detail }, {});
+          return { kind: 'settled', status: 'needs_attention' };
+
+        case 'check_balance': {
+          const run = await deps.recorder.collect(() => deps.upstream.getBalance(order.cardId));
+          const outcome: CallOutcome<number> = 'result' in run ? { ok: true, value: run.result.balance } : { ok: false, failure: failureOf(run.error) };
+          const decision = afterBalance(facts(order), outcome, policy);
+          const balanceChecks = order.balanceChecks + 1;
+          if (decision.kind === 'retry') {
+            await store.commit(order, { version: order.version, statusDetail: decision.detail, counters: { balanceChecks }, calls: run.calls });
+            return { kind: 'retry', delayMs: jitter(decision.delayMs), reason: decision.detail };
+          }
+          if (decision.to !== 'reserving') {
+            await settle(deps, order, decision, { balanceChecks }, run.calls);
+            return { kind: 'settled', status: decision.to };
+          }
+          // Committed before initiate is sent: a crash from here on leaves "reserving", which the
+          // next run escalates instead of reserving a second time.
+          const reserving = await store.commit(order, {
+            version: order.version,
+            status: 'reserving',
+            statusDetail: null,
+            counters: { balanceChecks, initiateAttempts: order.initiateAttempts + 1 },
+            calls: run.calls,
+          });
+          const initiated = await deps.recorder.collect(() =>
+            deps.upstream.initiateCardRequest({ cardId: reserving.cardId, quantity: reserving.quantity, transactionNumber: reserving.transactionNumber.toString() }),
+          );
+          const next = afterInitiate(
+            facts(reserving),
+            'result' in initiated ? { ok: true, value: initiated.result.transactionId } : { ok: false, failure: failureOf(initiated.error) },
+            policy,
+          );
+          if (next.kind === 'transition' && next.to === 'queued') {
+            await store.commit(reserving, { version: reserving.version, status: 'queued', statusDetail: next.detail ?? null, calls: initiated.calls });
+            return { kind: 'retry', delayMs: jitter(policy.retryBaseMs * reserving.initiateAttempts), reason: next.detail ?? 'initiate not sent' };
+          }
+          if (next.kind === 'transition' && next.to === 'reserved') {
+            await store.commit(reserving, { version: reserving.version, status: 'reserved', transactionId: next.transactionId, calls: initiated.calls });
+            continue;
+          }
+          await settle(deps, reserving, next, {}, initiated.calls);
+          return { kind: 'settled', status: next.kind === 'transition' ? next.to : 'reserving' };
+        }
+
+        case 'confirm': {
+          const confirming = await store.commit(order, {
+            version: order.version,
+            status: 'confirming',
+            statusDetail: null,
+            counters: { confirmAttempts: order.confirmAttempts + 1 },
+          });
+          const run = await deps.recorder.collect(() =>
+            deps.upstream.confirmOrder({ transactionId: confirming.transactionId!, totalAmount: confirming.totalAmount.toString(), paymentId: confirming.paymentId }),
+          );
+          let received: { cardCode: string; cardNumber: string }[] | undefined;
+          let outcome: CallOutcome<{ cards: number }>;
+          if ('result' in run) {
+            received = run.result;
+            outcome = { ok: true, value: { cards: received.length } };
+          } else {
+            const failure = failureOf(run.error);
+            received = salvageOf(run.error)?.cards;
+            outcome = { ok: false, failure };
+          }
+          const decision = afterConfirm(facts(confirming), outcome, policy);
+          if (decision.kind === 'retry') {
+            await store.commit(confirming, { version: confirming.version, statusDetail: decision.detail, calls: run.calls });
+            return { kind: 'retry', delayMs: jitter(decision.delayMs), reason: decision.detail };
+          }
+          const cards = (received ?? []).map((card, position) => encryptCard(deps.vault, confirming.id, position, card));
+          await settle(deps, confirming, decision, {}, run.calls, cards);
+          return { kind: 'settled', status: decision.to };
+        }
+      }
+    }
+  } catch (err) {
+    if (err instanceof LeaseLostError) {
+      log.warn({ orderId }, err.message);
+      return { kind: 'retry', delayMs: 5_000, reason: 'lease lost' };
+    }
+    throw err;
+  } finally {
+    await store.release(orderId).catch((err: Error) => log.warn({ orderId, err: { message: err.message } }, 'could not release order lease'));
+  }
+}
+
+function encryptCard(vault: CardEncrypter, orderId: string, position: number, card: { cardCode: string; cardNumber: string }): EncryptedCard {
+  const sealed = vault.encrypt({ orderId, position, code: card.cardCode });
+  return { position, keyId: sealed.keyId, nonce: sealed.nonce, ciphertext: sealed.ciphertext, cardNumber: card.cardNumber };
+}
+
+/** Commits a transition (terminal ones with their outbox rows), then runs the after-commit hooks. */
+async function settle(
+  deps: PipelineDeps,
+  order: OrderRow,
+  decision: Decision,
+  counters: { balanceChecks?: number },
+  calls: Parameters<OrderStore['commit']>[1]['calls'] = [],
+  cards: EncryptedCard[] = [],
+): Promise<OrderRow> {
+  if (decision.kind !== 'transition') throw new Error('settle needs a transition');
+  let outboxIds: string[] = [];
+  const terminal = isTerminal(decision.to);
+  const updated = await deps.store.commit(order, {
+    version: order.version,
+    status: decision.to,
+    statusDetail: decision.detail ?? null,
+    ...(decision.failure ? { failure: decision.failure } : {}),
+    ...(decision.transactionId !== undefined ? { transactionId: decision.transactionId } : {}),
+    counters,
+    calls,
+    cards,
+    ...(terminal
+      ? {
+          also: async (tx: Prisma.TransactionClient, row: OrderRow) => {
+            outboxIds = await deps.terminal.inTransaction(tx, row);
+          },
+        }
+      : {}),
+  });
+  if (terminal) {
+    deps.log.info({ orderId: order.id, status: decision.to, detail: decision.detail, failure: decision.failure?.code }, 'order settled');
+    await deps.terminal.afterCommit(updated, outboxIds).catch((err: Error) => {
+      deps.log.warn({ orderId: order.id, err: { message: err.message } }, 'after-commit hooks failed; the reconciler delivers pending callbacks');
+    });
+  }
+  return updated;
+}
