@@ -24,6 +24,8 @@ export const ERROR_STATUS = {
   conflict: 409,
   price_changed: 409,
   card_unavailable: 409,
+  order_not_actionable: 409,
+  confirmation_required: 409,
   // 413, 415
   payload_too_large: 413,
   unsupported_media_type: 415,

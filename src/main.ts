@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerCatalogCommands } from './cli/catalog.js';
 import { registerCryptoCommands } from './cli/crypto.js';
 import { registerKeyCommands } from './cli/keys.js';
+import { registerOrderCommands } from './cli/orders.js';
 import { registerSandboxCommand } from './cli/sandbox.js';
 import { registerServeCommands } from './cli/serve.js';
 import { VERSION } from './version.js';
@@ -19,6 +20,7 @@ export function buildCli(): Command {
   registerKeyCommands(program);
   registerCatalogCommands(program);
   registerCryptoCommands(program);
+  registerOrderCommands(program);
   return program;
 }
 

@@ -21,6 +21,8 @@ import { createBusyMode } from './orders/busy-mode.js';
 import { createCallRecorder } from './orders/call-recorder.js';
 import { startCallbackWorker } from './orders/callbacks/index.js';
 import { startOrderWorker } from './orders/order-jobs.js';
+import { reconcileOrders } from './orders/reconciler.js';
+import { createFailpointHook } from './platform/failpoints.js';
 import { createOrderStore } from './orders/order-store.js';
 import { listenForSettledOrders, orderSettledChannel } from './orders/order-waiters.js';
 import { createTerminalHooks } from './orders/terminal-hooks.js';
@@ -169,6 +171,7 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
           busy,
           terminal: createTerminalHooks({ queues, publisher: redis, log }),
           log,
+          failpoint: createFailpointHook(config.failpoints),
         },
       });
       startCallbackWorker({ queues, prisma, log, secret: callbackSecret });
@@ -180,6 +183,15 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
       scheduler = started;
       shutdown.add('scheduler', () => started.stop());
       await scheduleCatalogSync({ scheduler: started, queues, prisma, log, cron: config.catalog.syncCron, maxAgeMs: config.catalog.syncMaxAgeMs });
+      // At start nothing is in flight here; anything unsettled without a live job is picked up.
+      const reconcile = (quietMs: number) =>
+        reconcileOrders({ prisma, queues, log, quietMs }).catch((err: Error) => {
+          log.error({ err: { message: err.message } }, 'reconciliation failed; trying again at the next interval');
+        });
+      await reconcile(0);
+      const timer = setInterval(() => void reconcile(Math.min(30_000, config.orders.reconcileIntervalMs)), config.orders.reconcileIntervalMs);
+      timer.unref();
+      shutdown.add('reconciler', async () => clearInterval(timer));
     }
 
     let app: App | undefined;

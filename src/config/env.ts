@@ -1,5 +1,6 @@
 import { validate as isValidCron } from 'node-cron';
 import { z } from 'zod';
+import { parseFailpoints } from '../platform/failpoints.js';
 
 /**
  * The whole environment, validated in one place. Nothing else in the code reads process.env.
@@ -105,6 +106,8 @@ export const envSchema = z
     CALLBACK_SIGNING_SECRET: optionalString,
     CALLBACK_SECRET_FILE: z.string().min(1).default('.data/callback-secret.dev'),
     ORDER_WORKER_CONCURRENCY: int(50, 1, 1000),
+    GATEWAY_FAILPOINTS: optionalString,
+    RECONCILE_INTERVAL_MS: int(60_000, 100, 3_600_000),
     SANDBOX_PORT: int(0, 0, 65535),
     CATALOG_SYNC_CRON: cron.default('0 3 * * *'),
     TZ: optionalString.refine((v) => v === undefined || isValidTimeZone(v), { message: 'must be an IANA time zone such as Europe/Berlin' }),
@@ -147,6 +150,11 @@ function parsedUrl(value: string): URL | undefined {
  */
 export function crossFieldProblems(raw: Record<string, string | undefined>): string[] {
   const problems: string[] = [];
+  if (present(raw.GATEWAY_FAILPOINTS)) {
+    if (raw.NODE_ENV === 'production') problems.push('GATEWAY_FAILPOINTS is for crash tests and is refused when NODE_ENV=production');
+    const { problem } = parseFailpoints(raw.GATEWAY_FAILPOINTS);
+    if (problem) problems.push(`GATEWAY_FAILPOINTS ${problem}`);
+  }
   const production = raw.NODE_ENV?.trim() === 'production';
   const sandboxOptIn = ['true', '1', 'yes'].includes(raw.UPSTREAM_SANDBOX?.trim() ?? '');
   if (present(raw.UPSTREAM_BASE_URL)) {

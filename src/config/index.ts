@@ -1,3 +1,4 @@
+import { parseFailpoints, type Failpoint } from '../platform/failpoints.js';
 import { crossFieldProblems, envSchema, parseCardCodeKeys, type CardCodeKey, type Env } from './env.js';
 
 export type { CardCodeKey } from './env.js';
@@ -37,7 +38,9 @@ export interface Config {
     syncConcurrency: number;
   };
   migrateOnStart: boolean;
-  orders: { maxQuantity: number; workerConcurrency: number };
+  orders: { maxQuantity: number; workerConcurrency: number; reconcileIntervalMs: number };
+  /** Crash-test failpoints (never in production). */
+  failpoints: Map<Failpoint, number> | undefined;
   rateLimit: { max: number; windowMs: number };
   logLevel: Env['LOG_LEVEL'];
   shutdownTimeoutMs: number;
@@ -97,7 +100,8 @@ export function loadConfig(raw: Record<string, string | undefined> = process.env
       syncConcurrency: e.CATALOG_SYNC_CONCURRENCY,
     },
     migrateOnStart: e.MIGRATE_ON_START,
-    orders: { maxQuantity: e.ORDER_MAX_QUANTITY, workerConcurrency: e.ORDER_WORKER_CONCURRENCY },
+    orders: { maxQuantity: e.ORDER_MAX_QUANTITY, workerConcurrency: e.ORDER_WORKER_CONCURRENCY, reconcileIntervalMs: e.RECONCILE_INTERVAL_MS },
+    failpoints: e.GATEWAY_FAILPOINTS ? parseFailpoints(e.GATEWAY_FAILPOINTS).points : undefined,
     rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

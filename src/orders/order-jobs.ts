@@ -1,6 +1,23 @@
 import { DelayedError, type Job } from 'bullmq';
 import type { Logger } from '../platform/logger.js';
 import type { QueuePayloads, QueueRegistry } from '../platform/queues.js';
+
+/** BullMQ states in which a job will still run by itself. */
+const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
+
+/**
+ * Queues an order's pipeline job (job id = order id, so duplicates collapse). A finished job
+ * still holding the id would make `add` a no-op, so it is removed first. Returns false when a
+ * live job already exists.
+ */
+export async function enqueueOrder(queues: QueueRegistry, orderId: string, delayMs = 0): Promise<boolean> {
+  const queue = queues.get('order-pipeline');
+  const state = await queue.getJobState(orderId);
+  if (LIVE_STATES.has(state)) return false;
+  if (state === 'completed' || state === 'failed') await (await queue.getJob(orderId))?.remove();
+  await queue.add('advance', { orderId }, { jobId: orderId, ...(delayMs > 0 ? { delay: delayMs } : {}) });
+  return true;
+}
 import { advanceOrder, type PipelineDeps, type RunResult } from './pipeline.js';
 
 /**

@@ -5,6 +5,7 @@ import { Prisma, type PrismaClient } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
 import type { QueueRegistry } from '../platform/queues.js';
 import { orderTotal, sameAmount } from './money.js';
+import { enqueueOrder } from './order-jobs.js';
 import type { OrderRow } from './order-store.js';
 
 export interface NewOrderRequest {
@@ -118,14 +119,10 @@ export function createOrderService({ prisma, catalog, queues, log }: OrderServic
       return { order, replayed: false };
     },
 
-    /**
-     * Queues the order's pipeline job (job id = order id, so duplicates collapse). A failure here
-     * loses nothing: the order is in PostgreSQL and the reconciler re-queues it.
-     */
+    /** Queues the order's pipeline job. A failure here loses nothing: the reconciler re-queues it. */
     async enqueue(orderId: string, delayMs = 0): Promise<boolean> {
       try {
-        await queues.get('order-pipeline').add('advance', { orderId }, { jobId: orderId, ...(delayMs > 0 ? { delay: delayMs } : {}) });
-        return true;
+        return await enqueueOrder(queues, orderId, delayMs);
       } catch (err) {
         log.warn({ orderId, err: { message: (err as Error).message } }, 'could not queue the order now; the reconciler will');
         return false;

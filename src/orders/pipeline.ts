@@ -1,4 +1,5 @@
 import type { Prisma } from '../platform/db.js';
+import type { FailpointHook } from '../platform/failpoints.js';
 import type { Logger } from '../platform/logger.js';
 import { isUpstreamError, salvageOf, type UpstreamClient } from '../upstream/index.js';
 import type { BusyMode } from './busy-mode.js';
@@ -39,6 +40,8 @@ export interface PipelineDeps {
   log: Logger;
   policy?: OrderPolicy;
   random?: () => number;
+  /** Crash-test hook (src/platform/failpoints.ts); a no-op in production. */
+  failpoint?: FailpointHook;
 }
 
 export type RunResult = { kind: 'settled'; status: string } | { kind: 'retry'; delayMs: number; reason: string };
@@ -86,6 +89,7 @@ export async function advanceOrder(deps: PipelineDeps, orderId: string): Promise
   const policy = deps.policy ?? ORDER_POLICY;
   const random = deps.random ?? Math.random;
   const jitter = (ms: number) => Math.round(ms / 2 + random() * (ms / 2));
+  const failpoint = deps.failpoint ?? (() => undefined);
 
   if (!(await store.acquire(orderId))) {
     return { kind: 'retry', delayMs: 5_000, reason: 'another worker holds this order' };
@@ -135,9 +139,11 @@ export async function advanceOrder(deps: PipelineDeps, orderId: string): Promise
             counters: { balanceChecks, initiateAttempts: order.initiateAttempts + 1 },
             calls: run.calls,
           });
+          failpoint('before_initiate');
           const initiated = await deps.recorder.collect(() =>
             deps.upstream.initiateCardRequest({ cardId: reserving.cardId, quantity: reserving.quantity, transactionNumber: reserving.transactionNumber.toString() }),
           );
+          failpoint('after_initiate_answer');
           const next = afterInitiate(
             facts(reserving),
             'result' in initiated ? { ok: true, value: initiated.result.transactionId } : { ok: false, failure: failureOf(initiated.error) },
@@ -162,6 +168,7 @@ export async function advanceOrder(deps: PipelineDeps, orderId: string): Promise
             statusDetail: null,
             counters: { confirmAttempts: order.confirmAttempts + 1 },
           });
+          failpoint('before_confirm');
           const run = await deps.recorder.collect(() =>
             deps.upstream.confirmOrder({ transactionId: confirming.transactionId!, totalAmount: confirming.totalAmount.toString(), paymentId: confirming.paymentId }),
           );
@@ -175,6 +182,7 @@ export async function advanceOrder(deps: PipelineDeps, orderId: string): Promise
             received = salvageOf(run.error)?.cards;
             outcome = { ok: false, failure };
           }
+          failpoint('after_confirm_answer');
           const decision = afterConfirm(facts(confirming), outcome, policy);
           if (decision.kind === 'retry') {
             await store.commit(confirming, { version: confirming.version, statusDetail: decision.detail, calls: run.calls });
@@ -232,6 +240,7 @@ async function settle(
       : {}),
   });
   if (terminal) {
+    deps.failpoint?.('after_settle');
     deps.log.info({ orderId: order.id, status: decision.to, detail: decision.detail, failure: decision.failure?.code }, 'order settled');
     await deps.terminal.afterCommit(updated, outboxIds).catch((err: Error) => {
       deps.log.warn({ orderId: order.id, err: { message: err.message } }, 'after-commit hooks failed; the reconciler delivers pending callbacks');
