@@ -33,11 +33,27 @@ export function createBusyMode({ prisma, now = () => new Date(), cacheMs = 1_000
       return effective(state);
     },
 
-    async set(active: boolean, opts: { reason?: string | null; until?: Date | null } = {}): Promise<BusyState> {
-      const data = { active, reason: active ? (opts.reason ?? null) : null, until: active ? (opts.until ?? null) : null };
-      const row = await prisma.providerState.upsert({ where: { name: NAME }, create: { name: NAME, ...data }, update: data });
+    /**
+     * Turns busy mode on or off. With `eventAt` (the provider's time of the change), the change
+     * applies only if no later one has been applied: webhooks arrive out of order.
+     * Returns the state now in force and whether this change was applied.
+     */
+    async set(active: boolean, opts: { reason?: string | null; until?: Date | null; eventAt?: Date } = {}): Promise<BusyState & { applied: boolean }> {
+      const data = { active, reason: active ? (opts.reason ?? null) : null, until: active ? (opts.until ?? null) : null, eventAt: opts.eventAt ?? null };
+      let applied = true;
+      if (opts.eventAt) {
+        await prisma.providerState.createMany({ data: [{ name: NAME, active: false, eventAt: null }], skipDuplicates: true });
+        const { count } = await prisma.providerState.updateMany({
+          where: { name: NAME, OR: [{ eventAt: null }, { eventAt: { lte: opts.eventAt } }] },
+          data,
+        });
+        applied = count === 1;
+      } else {
+        await prisma.providerState.upsert({ where: { name: NAME }, create: { name: NAME, ...data }, update: data });
+      }
       cached = undefined;
-      return { active: row.active, reason: row.reason, until: row.until, updatedAt: row.updatedAt };
+      const row = await prisma.providerState.findUniqueOrThrow({ where: { name: NAME } });
+      return { active: row.active, reason: row.reason, until: row.until, updatedAt: row.updatedAt, applied };
     },
   };
 }

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "provider_state" ADD COLUMN     "event_at" TIMESTAMPTZ(3);
