@@ -5,7 +5,8 @@ import { createOrderService, type OrderService } from './orders/order-service.js
 import type { CardDecrypter } from './orders/order-view.js';
 import { createOrderWaiters, type OrderWaiters } from './orders/order-waiters.js';
 import { pingDatabase, type PrismaClient } from './platform/db.js';
-import type { ReadinessCheck } from './platform/http/health-routes.js';
+import { ReadinessFailure, type ReadinessCheck } from './platform/http/health-routes.js';
+import { createBusyMode, type BusyMode } from './orders/busy-mode.js';
 import type { Logger } from './platform/logger.js';
 import type { QueueRegistry } from './platform/queues.js';
 import { pingRedis, type Redis } from './platform/redis.js';
@@ -18,7 +19,25 @@ export interface ApiComponents {
   orders: OrderService;
   waiters: OrderWaiters;
   vault: CardDecrypter;
+  /** Provider busy mode, shared with the pipeline when both run in one process. */
+  busy: BusyMode;
   readinessChecks: ReadinessCheck[];
+}
+
+/**
+ * Provider busy mode in /readyz: not critical (orders are still accepted and held), but seen.
+ */
+function busyReadiness(busy: BusyMode): ReadinessCheck {
+  return {
+    name: 'provider_busy_mode',
+    critical: false,
+    check: async () => {
+      const state = await busy.current();
+      const details = { active: state.active, reason: state.reason, until: state.until?.toISOString() ?? null };
+      if (state.active) throw new ReadinessFailure('busy', details);
+      return details;
+    },
+  };
 }
 
 export interface ApiPlatform {
@@ -35,7 +54,9 @@ export function createApiComponents(platform: ApiPlatform, overrides: Partial<Ap
   const { config, log, prisma, redis, queues, vault } = platform;
   const apiKeys = overrides.apiKeys ?? createApiKeyService({ prisma, log, redis, channel: `${config.queuePrefix}:api-keys:revoked` });
   const catalog = overrides.catalog ?? createCatalogCache({ prisma, log, staleAfterMs: config.catalog.staleAfterMs });
+  const busy = overrides.busy ?? createBusyMode({ prisma });
   return {
+    busy,
     apiKeys,
     catalog,
     orders: overrides.orders ?? createOrderService({ prisma, catalog, queues, log }),
@@ -45,6 +66,7 @@ export function createApiComponents(platform: ApiPlatform, overrides: Partial<Ap
       { name: 'database', check: () => pingDatabase(prisma) },
       { name: 'redis', check: () => pingRedis(redis) },
       catalogReadiness(catalog),
+      busyReadiness(busy),
     ],
   };
 }

@@ -198,7 +198,7 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
     let url: string | undefined;
     let catalog: CatalogCache | undefined;
     if (roles.includes('api')) {
-      const api = createApiComponents({ config, log, prisma, redis, queues, vault });
+      const api = createApiComponents({ config, log, prisma, redis, queues, vault }, { busy });
       catalog = api.catalog;
       const subscriber = createRedis(config.redisUrl, 'subscriber', log);
       shutdown.add('pub/sub connection', () => subscriber.quit());

@@ -89,7 +89,7 @@ export async function startTestGateway(options: { sandbox?: SandboxOptions; poli
   const waiters = createOrderWaiters();
   const subscriber = createRedis(ctx.config.redisUrl, 'subscriber');
   const stopListening = await listenForSettledOrders(subscriber, orderSettledChannel(ctx.prefix), waiters);
-  const app = await ctx.app({ catalog, waiters });
+  const app = await ctx.app({ catalog, waiters, busy });
 
   const gateway: TestGateway = {
     ctx,

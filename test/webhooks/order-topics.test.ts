@@ -118,3 +118,19 @@ describe('provider webhook topics: orders and busy mode', () => {
     expect((await gw.settled(key, res.body.id, 5_000)).status).toBe('fulfilled');
   });
 });
+
+describe('busy mode in /readyz', () => {
+  it('shows busy mode without making the instance unready', async () => {
+    const gw = await startTestGateway();
+    try {
+      await gw.busy.set(true, { reason: 'maintenance' });
+      const res = await gw.app.inject({ method: 'GET', url: '/readyz' });
+      expect(res.statusCode).toBe(200);
+      expect(res.json().checks.provider_busy_mode).toMatchObject({ ok: false, error: 'busy', details: { active: true, reason: 'maintenance' } });
+      await gw.busy.set(false);
+      expect((await gw.app.inject({ method: 'GET', url: '/readyz' })).json().checks.provider_busy_mode).toMatchObject({ ok: true, details: { active: false } });
+    } finally {
+      await gw.close();
+    }
+  });
+});
