@@ -10,8 +10,13 @@ const LIVE_STATES = new Set(['waiting', 'active', 'delayed', 'prioritized', 'wai
  * still holding the id would make `add` a no-op, so it is removed first. Returns false when a
  * live job already exists.
  */
-export async function enqueueOrder(queues: QueueRegistry, orderId: string, delayMs = 0): Promise<boolean> {
+export async function enqueueOrder(queues: QueueRegistry, orderId: string, delayMs = 0, fresh = false): Promise<boolean> {
   const queue = queues.get('order-pipeline');
+  if (fresh) {
+    // A just-created order cannot have a job yet: skip the lookup on the request path.
+    await queue.add('advance', { orderId }, { jobId: orderId, ...(delayMs > 0 ? { delay: delayMs } : {}) });
+    return true;
+  }
   const state = await queue.getJobState(orderId);
   if (LIVE_STATES.has(state)) return false;
   if (state === 'completed' || state === 'failed') await (await queue.getJob(orderId))?.remove();

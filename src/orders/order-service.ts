@@ -115,14 +115,14 @@ export function createOrderService({ prisma, catalog, queues, log }: OrderServic
         if (!winner) throw err;
         return { order: winner, replayed: true };
       }
-      await this.enqueue(order.id);
+      await this.enqueue(order.id, 0, true);
       return { order, replayed: false };
     },
 
     /** Queues the order's pipeline job. A failure here loses nothing: the reconciler re-queues it. */
-    async enqueue(orderId: string, delayMs = 0): Promise<boolean> {
+    async enqueue(orderId: string, delayMs = 0, fresh = false): Promise<boolean> {
       try {
-        return await enqueueOrder(queues, orderId, delayMs);
+        return await enqueueOrder(queues, orderId, delayMs, fresh);
       } catch (err) {
         log.warn({ orderId, err: { message: (err as Error).message } }, 'could not queue the order now; the reconciler will');
         return false;

@@ -58,15 +58,17 @@ export function createOrderStore(prisma: PrismaClient, owner: string, leaseMs: n
     },
 
     /**
-     * Takes the order's lease unless another live worker holds it. This, not BullMQ's job lock,
+     * Takes the order's lease unless another live worker holds it, returning the order (undefined
+     * when it is held elsewhere or does not exist). This, not BullMQ's job lock,
      * is what keeps two workers (a stalled job and its retry, duplicates after a Redis loss)
      * from driving one order at once; every commit also checks it.
      */
-    async acquire(id: string): Promise<boolean> {
-      const taken = await prisma.$executeRaw`
-        UPDATE orders SET lease_owner = ${owner}, lease_until = ${leaseUntil()}
-        WHERE id = ${id}::uuid AND (lease_owner IS NULL OR lease_until < now() OR lease_owner = ${owner})`;
-      return taken === 1;
+    async acquire(id: string): Promise<OrderRow | undefined> {
+      const [taken] = await prisma.order.updateManyAndReturn({
+        where: { id, OR: [{ leaseOwner: null }, { leaseUntil: { lt: new Date() } }, { leaseOwner: owner }] },
+        data: { leaseOwner: owner, leaseUntil: leaseUntil() },
+      });
+      return taken;
     },
 
     async release(id: string): Promise<void> {
@@ -81,7 +83,7 @@ export function createOrderStore(prisma: PrismaClient, owner: string, leaseMs: n
     async commit(order: OrderRow, change: Commit): Promise<OrderRow> {
       return prisma.$transaction(async (tx) => {
         const now = new Date();
-        const { count } = await tx.order.updateMany({
+        const [updated] = await tx.order.updateManyAndReturn({
           where: { id: order.id, version: change.version, leaseOwner: owner },
           data: {
             version: { increment: 1 },
@@ -99,7 +101,7 @@ export function createOrderStore(prisma: PrismaClient, owner: string, leaseMs: n
             ...(change.counters?.confirmAttempts !== undefined ? { confirmAttempts: change.counters.confirmAttempts } : {}),
           },
         });
-        if (count !== 1) throw new LeaseLostError(order.id);
+        if (!updated) throw new LeaseLostError(order.id);
 
         const events: Prisma.OrderEventCreateManyInput[] = callEvents(order.id, change.calls ?? []);
         if (change.status && change.status !== order.status) {
@@ -130,7 +132,6 @@ export function createOrderStore(prisma: PrismaClient, owner: string, leaseMs: n
             })),
           });
         }
-        const updated = await tx.order.findUniqueOrThrow({ where: { id: order.id } });
         await change.also?.(tx, updated);
         return updated;
       });

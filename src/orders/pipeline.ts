@@ -91,13 +91,16 @@ export async function advanceOrder(deps: PipelineDeps, orderId: string): Promise
   const jitter = (ms: number) => Math.round(ms / 2 + random() * (ms / 2));
   const failpoint = deps.failpoint ?? (() => undefined);
 
-  if (!(await store.acquire(orderId))) {
-    return { kind: 'retry', delayMs: 5_000, reason: 'another worker holds this order' };
+  const acquired = await store.acquire(orderId);
+  if (!acquired) {
+    return (await store.load(orderId))
+      ? { kind: 'retry', delayMs: 5_000, reason: 'another worker holds this order' }
+      : { kind: 'settled', status: 'missing' };
   }
+  // Each commit returns the row as written, so the loop never reads the order again.
+  let order: OrderRow = acquired;
   try {
     for (;;) {
-      const order = await store.load(orderId);
-      if (!order) return { kind: 'settled', status: 'missing' };
       const busy = order.status === 'queued' ? await deps.busy.current() : { active: false, until: null };
       const step = nextStep(facts(order), busy.active, policy);
 
@@ -154,7 +157,7 @@ export async function advanceOrder(deps: PipelineDeps, orderId: string): Promise
             return { kind: 'retry', delayMs: jitter(policy.retryBaseMs * reserving.initiateAttempts), reason: next.detail ?? 'initiate not sent' };
           }
           if (next.kind === 'transition' && next.to === 'reserved') {
-            await store.commit(reserving, { version: reserving.version, status: 'reserved', transactionId: next.transactionId, calls: initiated.calls });
+            order = await store.commit(reserving, { version: reserving.version, status: 'reserved', transactionId: next.transactionId, calls: initiated.calls });
             continue;
           }
           await settle(deps, reserving, next, {}, initiated.calls);

@@ -40,7 +40,7 @@ describe('reconciler and order leases', () => {
     await gw.settled(key, placed.body.id);
     const other = createOrderStore(gw.ctx.prisma, 'someone-else', 60_000);
     await gw.ctx.prisma.order.update({ where: { id: placed.body.id }, data: { status: 'reserved', leaseOwner: null } });
-    expect(await other.acquire(placed.body.id)).toBe(true);
+    expect(await other.acquire(placed.body.id)).toMatchObject({ id: placed.body.id, leaseOwner: 'someone-else' });
     const report = await reconcileOrders({ prisma: gw.ctx.prisma, queues: gw.ctx.queues, log: gw.ctx.log, quietMs: 0 });
     expect(report.requeued.map((r) => r.orderId)).not.toContain(placed.body.id);
     await gw.ctx.prisma.order.update({ where: { id: placed.body.id }, data: { status: 'fulfilled', leaseOwner: null, leaseUntil: null } });
