@@ -9,11 +9,12 @@ import { migrate } from '../src/platform/migrate.js';
 import { createRedis, waitForRedis, type Redis } from '../src/platform/redis.js';
 import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { createApiKeyService, type ApiKeyService } from '../src/security/api-keys.js';
-import { createApiComponents } from '../src/api-components.js';
-import { createQueueRegistry } from '../src/platform/queues.js';
+import { createApiComponents, type ApiComponents } from '../src/api-components.js';
+import { createQueueRegistry, type QueueRegistry } from '../src/platform/queues.js';
 import { createCardVault } from '../src/security/card-vault.js';
 import type { Scope } from '../src/security/scopes.js';
-import { createUpstreamClient, type UpstreamClient } from '../src/upstream/index.js';
+import type { SandboxOptions } from '../src/sandbox/index.js';
+import { createUpstreamClient, type UpstreamCallRecord, type UpstreamClient } from '../src/upstream/index.js';
 import type { BenchEnvironment } from './types.js';
 
 export interface GatewayAppOptions {
@@ -23,6 +24,19 @@ export interface GatewayAppOptions {
   redis?: Redis;
   /** Extra routes or hooks, registered before the app is ready. */
   configure?: (app: App, fixture: GatewayFixture) => void | Promise<void>;
+  /** Components to use instead of the ones createApiComponents builds (e.g. shared order waiters). */
+  components?: Partial<ApiComponents>;
+}
+
+export interface GatewayFixtureOptions {
+  /** Sandbox options (seed catalog, latency faults…); default: the default catalog, no faults. */
+  sandbox?: SandboxOptions;
+  /** Extra configuration variables for loadConfig, e.g. DATABASE_POOL_MAX (the fixture's own win). */
+  configEnv?: Record<string, string>;
+  /** Connections the provider client keeps to the sandbox; default the client's own default. */
+  upstreamConnections?: number;
+  /** The provider client's onCall hook (e.g. a CallRecorder for the order worker). */
+  onUpstreamCall?: (call: UpstreamCallRecord) => void;
 }
 
 export interface GatewayFixture {
@@ -35,10 +49,13 @@ export interface GatewayFixture {
   upstream: UpstreamClient;
   apiKeys: ApiKeyService;
   catalog: CatalogCache;
+  /** Queues under `prefix`; close() closes its workers and queues before deleting the keys. */
+  queues: QueueRegistry;
+  vault: Awaited<ReturnType<typeof createCardVault>>;
   /** Creates an API key (deleted by close()); answers the secret to send as Bearer. */
   key(scopes: Scope[]): Promise<string>;
   /** Builds the real app with `buildApp` and listens on 127.0.0.1, port 0; answers its base URL. */
-  startApp(options?: GatewayAppOptions): Promise<{ app: App; url: string }>;
+  startApp(options?: GatewayAppOptions): Promise<{ app: App; url: string; components: ApiComponents }>;
   /** A logger at `level` writing nowhere (log lines are still built, as in production). */
   logger(level: string): Logger;
   close(): Promise<void>;
@@ -49,7 +66,7 @@ export interface GatewayFixture {
  * key prefix, the sandbox provider in this process, and the catalog synced from it through the
  * real upstream client. Nothing is mocked; only the host is shared with the load generator.
  */
-export async function startGatewayFixture(env: BenchEnvironment): Promise<GatewayFixture> {
+export async function startGatewayFixture(env: BenchEnvironment, options: GatewayFixtureOptions = {}): Promise<GatewayFixture> {
   const prefix = `bench${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
   const config = loadConfig({
     NODE_ENV: 'production',
@@ -61,6 +78,7 @@ export async function startGatewayFixture(env: BenchEnvironment): Promise<Gatewa
     // The highest value the configuration accepts: never reached in a run, but every request
     // still increments its counter in Redis.
     RATE_LIMIT_MAX: '1000000',
+    ...options.configEnv,
   });
   // Discarded, but written: serialising log lines is part of what production pays per request.
   const sink = pino.destination({ dest: '/dev/null', sync: true });
@@ -73,9 +91,12 @@ export async function startGatewayFixture(env: BenchEnvironment): Promise<Gatewa
   const cleanups: (() => Promise<unknown>)[] = [async () => prisma.$disconnect(), async () => redis.quit()];
   const keyIds: string[] = [];
   const apps: App[] = [];
+  let queues: QueueRegistry | undefined;
 
   const close = async () => {
     await Promise.allSettled(apps.map((a) => a.close()));
+    // Workers finish their jobs before the keys they use are deleted.
+    await queues?.close().catch(() => undefined);
     if (keyIds.length > 0) await prisma.apiKey.deleteMany({ where: { id: { in: keyIds } } }).catch(() => undefined);
     if (redis.status === 'ready') await deleteKeys(redis, `${prefix}:*`).catch(() => undefined);
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
@@ -83,7 +104,7 @@ export async function startGatewayFixture(env: BenchEnvironment): Promise<Gatewa
 
   try {
     await waitForRedis(redis);
-    const sandbox = await createSandbox();
+    const sandbox = await createSandbox(options.sandbox);
     cleanups.push(() => sandbox.close());
     await sandbox.listen({ host: '127.0.0.1', port: 0 });
     const upstream = createUpstreamClient({
@@ -92,6 +113,8 @@ export async function startGatewayFixture(env: BenchEnvironment): Promise<Gatewa
       privateKey: SANDBOX_DEFAULT_PRIVATE_KEY,
       timeoutMs: config.upstream.timeoutMs,
       logger: log,
+      ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
+      ...(options.onUpstreamCall ? { onCall: options.onUpstreamCall } : {}),
     });
     cleanups.push(() => upstream.close());
     const sync = await syncCatalog({ prisma, upstream, log, concurrency: config.catalog.syncConcurrency }, 'manual');
@@ -99,7 +122,8 @@ export async function startGatewayFixture(env: BenchEnvironment): Promise<Gatewa
 
     const apiKeys = createApiKeyService({ prisma, log, redis, channel: `${prefix}:api-keys:revoked` });
     const catalog = createCatalogCache({ prisma, log, staleAfterMs: config.catalog.staleAfterMs });
-    const queues = createQueueRegistry({ redisUrl: config.redisUrl, producer: redis, prefix });
+    const registry = createQueueRegistry({ redisUrl: config.redisUrl, producer: redis, prefix });
+    queues = registry;
     const vault = await createCardVault([{ id: 'bench', key: new Uint8Array(32).fill(3) }]);
     await catalog.reload();
 
@@ -113,6 +137,8 @@ export async function startGatewayFixture(env: BenchEnvironment): Promise<Gatewa
       upstream,
       apiKeys,
       catalog,
+      queues: registry,
+      vault,
       logger,
       close,
       async key(scopes) {
@@ -120,15 +146,18 @@ export async function startGatewayFixture(env: BenchEnvironment): Promise<Gatewa
         keyIds.push(summary.id);
         return key;
       },
-      async startApp(options = {}) {
-        const appLog = options.log ?? log;
-        const appRedis = options.redis ?? redis;
-        const components = createApiComponents({ config, log: appLog, prisma, redis: appRedis, queues, vault }, { apiKeys, catalog, readinessChecks: [] });
+      async startApp(appOptions = {}) {
+        const appLog = appOptions.log ?? log;
+        const appRedis = appOptions.redis ?? redis;
+        const components = createApiComponents(
+          { config, log: appLog, prisma, redis: appRedis, queues: registry, vault },
+          { apiKeys, catalog, readinessChecks: [], ...appOptions.components },
+        );
         const app = await buildApp({ config, log: appLog, redis: appRedis, ...components });
         apps.push(app);
-        await options.configure?.(app, fixture);
+        await appOptions.configure?.(app, fixture);
         const url = await app.listen({ host: '127.0.0.1', port: 0 });
-        return { app, url };
+        return { app, url, components };
       },
     };
     return fixture;

@@ -1,5 +1,6 @@
 import { catalogBenchmark } from './catalog.js';
+import { ordersBenchmark } from './orders.js';
 import type { Benchmark } from './types.js';
 
 /** Every benchmark `npm run bench` knows, in the order they run. Add new modules here. */
-export const BENCHMARKS: readonly Benchmark[] = [catalogBenchmark];
+export const BENCHMARKS: readonly Benchmark[] = [catalogBenchmark, ordersBenchmark];
