@@ -3,6 +3,11 @@ import { createCatalogCache, type CatalogCache } from './catalog/catalog-cache.j
 import { catalogReadiness } from './catalog/catalog-readiness.js';
 import { createOrderService, type OrderService } from './orders/order-service.js';
 import type { CardDecrypter } from './orders/order-view.js';
+import { enqueueOrder } from './orders/order-jobs.js';
+import { createSupportActions, type SupportActions } from './orders/support-actions.js';
+import { createTerminalHooks } from './orders/terminal-hooks.js';
+import type { CardVault } from './security/card-vault.js';
+import { createSupportService, type SupportService } from './support/support-service.js';
 import { createOrderWaiters, type OrderWaiters } from './orders/order-waiters.js';
 import { pingDatabase, type PrismaClient } from './platform/db.js';
 import { ReadinessFailure, type ReadinessCheck } from './platform/http/health-routes.js';
@@ -19,6 +24,8 @@ export interface ApiComponents {
   orders: OrderService;
   waiters: OrderWaiters;
   vault: CardDecrypter;
+  support: SupportService;
+  supportActions: SupportActions;
   /** Provider busy mode, shared with the pipeline when both run in one process. */
   busy: BusyMode;
   readinessChecks: ReadinessCheck[];
@@ -47,7 +54,7 @@ export interface ApiPlatform {
   /** Fail-fast connection: rate limits, publishing, queue adds. */
   redis: Redis;
   queues: QueueRegistry;
-  vault: CardDecrypter;
+  vault: CardVault;
 }
 
 export function createApiComponents(platform: ApiPlatform, overrides: Partial<ApiComponents> = {}): ApiComponents {
@@ -57,6 +64,10 @@ export function createApiComponents(platform: ApiPlatform, overrides: Partial<Ap
   const busy = overrides.busy ?? createBusyMode({ prisma });
   return {
     busy,
+    support: overrides.support ?? createSupportService({ prisma, vault }),
+    supportActions:
+      overrides.supportActions ??
+      createSupportActions({ prisma, vault, terminal: createTerminalHooks({ queues, publisher: redis, log }), enqueue: (orderId) => enqueueOrder(queues, orderId), log }),
     apiKeys,
     catalog,
     orders: overrides.orders ?? createOrderService({ prisma, catalog, queues, log }),

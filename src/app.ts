@@ -12,6 +12,8 @@ import errorHandler from './platform/http/error-handler.js';
 import rateLimit from './platform/http/rate-limit.js';
 import { catalogRoutes } from './catalog/catalog-routes.js';
 import { orderRoutes } from './orders/order-routes.js';
+import { OrderSchema } from './orders/order-view.js';
+import { supportRoutes } from './support/support-routes.js';
 import auth from './security/auth-plugin.js';
 import { keyRoutes } from './security/key-routes.js';
 import { VERSION } from './version.js';
@@ -19,7 +21,7 @@ import { VERSION } from './version.js';
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export interface AppDeps extends ApiComponents {
-  config: Pick<Config, 'http' | 'rateLimit' | 'queuePrefix' | 'orders'>;
+  config: Pick<Config, 'http' | 'rateLimit' | 'queuePrefix' | 'orders' | 'catalog'>;
   log: Logger;
   /** Fail-fast Redis connection (rate-limit counters). */
   redis: Redis;
@@ -82,9 +84,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     nameSpace: `${deps.config.queuePrefix}:ratelimit:`,
   });
 
+  // Schemas several route plugins refer to ($ref) live at the root.
+  app.addSchema(OrderSchema);
   await app.register(healthRoutes, { checks: deps.readinessChecks });
   await app.register(keyRoutes);
   await app.register(catalogRoutes, { cache: deps.catalog });
+  await app.register(supportRoutes, { support: deps.support, actions: deps.supportActions, timeZone: deps.config.catalog.timeZone ?? 'UTC' });
   await app.register(orderRoutes, { orders: deps.orders, vault: deps.vault, waiters: deps.waiters, maxQuantity: deps.config.orders.maxQuantity });
 
   return app;

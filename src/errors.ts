@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   card_not_found: 404,
   order_not_found: 404,
   vendor_not_found: 404,
+  webhook_event_not_found: 404,
   // 405, 406
   method_not_allowed: 405,
   not_acceptable: 406,

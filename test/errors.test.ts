@@ -63,4 +63,9 @@ describe('application errors', () => {
     expect(unexpected).toMatchObject({ status: 500, code: 'internal_error' });
     expect(JSON.stringify(unexpected)).not.toContain('secret');
   });
+
+  it('never lets a detail override the problem members', () => {
+    const { body } = toProblem(new AppError('order_not_actionable', 'No.', { details: { status: 'fulfilled', code: 'x', type: 'y' } }), { id: 'r' } as never);
+    expect(body).toMatchObject({ status: 409, code: 'order_not_actionable', type: 'about:blank' });
+  });
 });

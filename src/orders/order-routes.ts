@@ -6,7 +6,7 @@ import { hasAnyScope } from '../security/scopes.js';
 import { isTerminal } from './order-state.js';
 import type { OrderService } from './order-service.js';
 import type { OrderRow } from './order-store.js';
-import { orderView, OrderSchema, type CardDecrypter } from './order-view.js';
+import { orderView, type CardDecrypter } from './order-view.js';
 import { preferWaitSeconds, type OrderWaiters } from './order-waiters.js';
 
 export interface OrderRoutesOptions {
@@ -25,8 +25,6 @@ function viewer(request: FastifyRequest) {
 }
 
 export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async (app, { orders, vault, waiters, maxQuantity }) => {
-  app.addSchema(OrderSchema);
-
   async function present(order: OrderRow) {
     if (order.status !== 'fulfilled') return orderView(order);
     const cards = (await orders.cardsOf(order.id)).map((c) => ({

@@ -42,7 +42,7 @@ function requireAttention(order: OrderRow | null, orderId: string): OrderRow {
   if (!order) throw new AppError('order_not_found', 'No such order.', { details: { orderId } });
   if (order.status !== 'needs_attention') {
     throw new AppError('order_not_actionable', `Only orders in needs_attention can be retried or resolved; this one is ${order.status}.`, {
-      details: { orderId, status: order.status },
+      details: { orderId, orderStatus: order.status },
     });
   }
   return order;

@@ -23,12 +23,14 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
 /** `code` must be a key of ERROR_STATUS, so no answer can carry a code missing from the table. */
 export function problem(status: number, code: ErrorCode, detail: string | undefined, extra: Record<string, unknown> = {}): ProblemDetailsBody {
+  // Extension members come first: RFC 9457's own members (and our code) always win, so a detail
+  // named like one of them (e.g. an order's `status`) can never change the answer's meaning.
   return {
+    ...extra,
     type: 'about:blank',
     title: STATUS_CODES[status] ?? 'Error',
     status,
     code,
     ...(detail === undefined ? {} : { detail }),
-    ...extra,
   };
 }
