@@ -7,6 +7,7 @@ import { enqueueOrder } from './orders/order-jobs.js';
 import { createSupportActions, type SupportActions } from './orders/support-actions.js';
 import { createTerminalHooks } from './orders/terminal-hooks.js';
 import type { CardVault } from './security/card-vault.js';
+import type { WebhookPluginOptions } from './webhooks/index.js';
 import { createSupportService, type SupportService } from './support/support-service.js';
 import { createOrderWaiters, type OrderWaiters } from './orders/order-waiters.js';
 import { pingDatabase, type PrismaClient } from './platform/db.js';
@@ -26,6 +27,8 @@ export interface ApiComponents {
   vault: CardDecrypter;
   support: SupportService;
   supportActions: SupportActions;
+  /** The provider webhook receiver and its support routes. */
+  webhooks: WebhookPluginOptions;
   /** Provider busy mode, shared with the pipeline when both run in one process. */
   busy: BusyMode;
   readinessChecks: ReadinessCheck[];
@@ -55,15 +58,18 @@ export interface ApiPlatform {
   redis: Redis;
   queues: QueueRegistry;
   vault: CardVault;
+  /** Secrets that verify provider webhooks (empty: every delivery is refused). */
+  webhookSecrets?: readonly string[];
 }
 
 export function createApiComponents(platform: ApiPlatform, overrides: Partial<ApiComponents> = {}): ApiComponents {
-  const { config, log, prisma, redis, queues, vault } = platform;
+  const { config, log, prisma, redis, queues, vault, webhookSecrets = [] } = platform;
   const apiKeys = overrides.apiKeys ?? createApiKeyService({ prisma, log, redis, channel: `${config.queuePrefix}:api-keys:revoked` });
   const catalog = overrides.catalog ?? createCatalogCache({ prisma, log, staleAfterMs: config.catalog.staleAfterMs });
   const busy = overrides.busy ?? createBusyMode({ prisma });
   return {
     busy,
+    webhooks: overrides.webhooks ?? { prisma, queues, log, secrets: webhookSecrets, config: config.webhooks },
     support: overrides.support ?? createSupportService({ prisma, vault }),
     supportActions:
       overrides.supportActions ??

@@ -14,6 +14,7 @@ import { catalogRoutes } from './catalog/catalog-routes.js';
 import { orderRoutes } from './orders/order-routes.js';
 import { OrderSchema } from './orders/order-view.js';
 import { supportRoutes } from './support/support-routes.js';
+import { webhookPlugin } from './webhooks/index.js';
 import auth from './security/auth-plugin.js';
 import { keyRoutes } from './security/key-routes.js';
 import { VERSION } from './version.js';
@@ -21,7 +22,7 @@ import { VERSION } from './version.js';
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 export interface AppDeps extends ApiComponents {
-  config: Pick<Config, 'http' | 'rateLimit' | 'queuePrefix' | 'orders' | 'catalog'>;
+  config: Pick<Config, 'http' | 'rateLimit' | 'queuePrefix' | 'orders' | 'catalog' | 'webhooks'>;
   log: Logger;
   /** Fail-fast Redis connection (rate-limit counters). */
   redis: Redis;
@@ -89,6 +90,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(healthRoutes, { checks: deps.readinessChecks });
   await app.register(keyRoutes);
   await app.register(catalogRoutes, { cache: deps.catalog });
+  // Plain register (not fastify-plugin): the receiver's raw-body parser stays inside it.
+  await app.register(webhookPlugin, deps.webhooks);
   await app.register(supportRoutes, { support: deps.support, actions: deps.supportActions, timeZone: deps.config.catalog.timeZone ?? 'UTC' });
   await app.register(orderRoutes, { orders: deps.orders, vault: deps.vault, waiters: deps.waiters, maxQuantity: deps.config.orders.maxQuantity });
 

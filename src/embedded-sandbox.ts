@@ -15,5 +15,12 @@ export async function startEmbeddedSandbox({ config, log }: { config: Config; lo
   });
   const url = await sandbox.listen({ port: config.sandbox.port, host: '127.0.0.1' });
   log.warn({ sandbox: url }, 'UPSTREAM_BASE_URL not set: using the built-in provider sandbox (no real cards, no real money)');
-  return { url, close: () => sandbox.close() };
+  return {
+    url,
+    close: () => sandbox.close(),
+    /** Sends the sandbox's (signed) webhooks to the gateway itself, once it listens. */
+    deliverWebhooksTo: (webhookUrl: string, secrets: string[]) => {
+      sandbox.control.configureWebhooks({ url: webhookUrl, secrets });
+    },
+  };
 }

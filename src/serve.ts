@@ -26,7 +26,9 @@ import { createFailpointHook } from './platform/failpoints.js';
 import { createOrderStore } from './orders/order-store.js';
 import { listenForSettledOrders, orderSettledChannel } from './orders/order-waiters.js';
 import { createTerminalHooks } from './orders/terminal-hooks.js';
-import { loadCallbackSecret } from './security/callback-secret.js';
+import { loadSigningSecret } from './security/signing-secret.js';
+import { requeueUnprocessedWebhooks, startWebhookWorker } from './webhooks/index.js';
+import { createOrderTopicHandlers } from './webhooks/order-topics.js';
 import { createCardVault } from './security/card-vault.js';
 
 export const ROLES = ['api', 'worker', 'scheduler'] as const;
@@ -100,9 +102,17 @@ const CATALOG_RELOAD_EVERY_MS = 5 * 60_000;
  * The provider client, against the configured provider or, with none, a sandbox started here
  * on loopback. `close` stops both.
  */
-export async function connectUpstream(config: Config, log: Logger, onCall?: (call: UpstreamCallRecord) => void): Promise<{ client: UpstreamClient; url: string; close: () => Promise<void> }> {
+export interface ConnectedUpstream {
+  client: UpstreamClient;
+  url: string;
+  close: () => Promise<void>;
+  /** Only with the embedded sandbox: where it sends its webhooks. */
+  deliverWebhooksTo?: (url: string, secrets: string[]) => void;
+}
+
+export async function connectUpstream(config: Config, log: Logger, onCall?: (call: UpstreamCallRecord) => void): Promise<ConnectedUpstream> {
   let url = config.upstream.baseUrl;
-  let sandbox: { close(): Promise<void> } | undefined;
+  let sandbox: Awaited<ReturnType<typeof startEmbeddedSandbox>> | undefined;
   if (url === undefined) {
     const embedded = await startEmbeddedSandbox({ config, log });
     sandbox = embedded;
@@ -115,6 +125,7 @@ export async function connectUpstream(config: Config, log: Logger, onCall?: (cal
     username: config.upstream.username,
     privateKey: config.upstream.privateKey,
     timeoutMs: config.upstream.timeoutMs,
+    connections: config.upstream.connections,
     ...(config.upstream.proxyUrl ? { proxyUrl: config.upstream.proxyUrl } : {}),
     logger: log.child({ component: 'upstream' }),
     ...(onCall ? { onCall } : {}),
@@ -126,6 +137,7 @@ export async function connectUpstream(config: Config, log: Logger, onCall?: (cal
       await client.close();
       await sandbox?.close();
     },
+    ...(sandbox ? { deliverWebhooksTo: sandbox.deliverWebhooksTo } : {}),
   };
 }
 
@@ -150,7 +162,15 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
 
     // Loaded at start so a bad key or secret stops the process now, not at the first order.
     const vault = await createCardVault(await loadCardCodeKeys(config.cardCodeKeys, config.cardCodeKeyFile, log));
-    const callbackSecret = await loadCallbackSecret(config.callbacks.signingSecret, config.callbacks.devSecretFile, log);
+    const callbackSecret = await loadSigningSecret(config.callbacks.signingSecret, config.callbacks.devSecretFile, log, 'CALLBACK_SIGNING_SECRET');
+    // With the built-in sandbox the gateway receives the sandbox's webhooks, signed with a dev
+    // secret unless one is configured; with a real provider, only configured secrets verify.
+    const webhookSecrets =
+      config.webhooks.secrets.length > 0
+        ? config.webhooks.secrets
+        : config.upstream.baseUrl === undefined
+          ? [await loadSigningSecret(undefined, config.webhooks.devSecretFile, log, 'UPSTREAM_WEBHOOK_SECRET')]
+          : [];
     const busy = createBusyMode({ prisma });
 
     const queues = createQueueRegistry({ redisUrl: config.redisUrl, producer: redis, prefix: config.queuePrefix });
@@ -175,6 +195,7 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
         },
       });
       startCallbackWorker({ queues, prisma, log, secret: callbackSecret });
+      startWebhookWorker({ queues, prisma, log, handlers: createOrderTopicHandlers({ prisma, queues, busy, log }) });
     }
 
     let scheduler: Scheduler | undefined;
@@ -185,7 +206,7 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
       await scheduleCatalogSync({ scheduler: started, queues, prisma, log, cron: config.catalog.syncCron, maxAgeMs: config.catalog.syncMaxAgeMs });
       // At start nothing is in flight here; anything unsettled without a live job is picked up.
       const reconcile = (quietMs: number) =>
-        reconcileOrders({ prisma, queues, log, quietMs }).catch((err: Error) => {
+        Promise.all([reconcileOrders({ prisma, queues, log, quietMs }), requeueUnprocessedWebhooks({ prisma, queues }, Math.max(quietMs, 30_000))]).catch((err: Error) => {
           log.error({ err: { message: err.message } }, 'reconciliation failed; trying again at the next interval');
         });
       await reconcile(0);
@@ -198,7 +219,7 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
     let url: string | undefined;
     let catalog: CatalogCache | undefined;
     if (roles.includes('api')) {
-      const api = createApiComponents({ config, log, prisma, redis, queues, vault }, { busy });
+      const api = createApiComponents({ config, log, prisma, redis, queues, vault, webhookSecrets }, { busy });
       catalog = api.catalog;
       const subscriber = createRedis(config.redisUrl, 'subscriber', log);
       shutdown.add('pub/sub connection', () => subscriber.quit());
@@ -213,6 +234,7 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
       // Registered last so it runs first: stop taking requests, finish the in-flight ones.
       url = await app.listen({ port: config.http.port, host: config.http.host });
       shutdown.add('http', () => app!.close());
+      upstream.deliverWebhooksTo?.(`${url}/webhooks/upstream`, webhookSecrets);
     }
 
     return { url, upstreamUrl: upstream.url, app, upstream: upstream.client, catalog, prisma, redis, queues, scheduler, shutdown };

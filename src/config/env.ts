@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { validate as isValidCron } from 'node-cron';
 import { z } from 'zod';
 import { parseFailpoints } from '../platform/failpoints.js';
@@ -100,7 +101,12 @@ export const envSchema = z
     UPSTREAM_PRIVATE_KEY: optionalString,
     UPSTREAM_PROXY_URL: optionalString.pipe(url(['http:', 'https:']).optional()),
     UPSTREAM_TIMEOUT_MS: int(15_000, 100, 300_000),
+    UPSTREAM_CONNECTIONS: int(64, 1, 1024),
     UPSTREAM_WEBHOOK_SECRET: optionalString,
+    UPSTREAM_WEBHOOK_ALLOWED_IPS: optionalString,
+    UPSTREAM_WEBHOOK_SECRET_FILE: z.string().min(1).default('.data/upstream-webhook-secret.dev'),
+    WEBHOOK_MAX_BODY_BYTES: int(65_536, 1_024, 10 * 1024 * 1024),
+    WEBHOOK_TOLERANCE_SECONDS: int(300, 1, 3_600),
     CARD_CODE_KEYS: optionalString,
     CARD_CODE_KEY_FILE: z.string().min(1).default('.data/card-code-keys.dev'),
     CALLBACK_SIGNING_SECRET: optionalString,
@@ -130,6 +136,26 @@ function isWebhookSecret(value: string): boolean {
   const v = value.trim();
   const b64 = v.startsWith('whsec_') ? v.slice('whsec_'.length) : v;
   return /^[A-Za-z0-9+/]+={0,2}$/.test(b64) && Buffer.from(b64, 'base64').length >= 16;
+}
+
+/** `UPSTREAM_WEBHOOK_SECRET`: one or more secrets, comma-separated, current first (rotation). */
+export function parseWebhookSecrets(raw: string): string[] {
+  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+/** `UPSTREAM_WEBHOOK_ALLOWED_IPS`: addresses or CIDR ranges, comma-separated. */
+export function parseAllowedIps(raw: string): string[] {
+  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function isIpOrCidr(entry: string): boolean {
+  const slash = entry.indexOf('/');
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (slash === -1) return true;
+  const bits = entry.slice(slash + 1);
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
 }
 
 function isLoopbackHost(hostname: string): boolean {
@@ -179,8 +205,12 @@ export function crossFieldProblems(raw: Record<string, string | undefined>): str
   if (present(raw.CALLBACK_SIGNING_SECRET) && !isWebhookSecret(raw.CALLBACK_SIGNING_SECRET)) {
     problems.push('CALLBACK_SIGNING_SECRET must be whsec_ followed by base64 of at least 16 random bytes');
   }
-  if (present(raw.UPSTREAM_WEBHOOK_SECRET) && !isWebhookSecret(raw.UPSTREAM_WEBHOOK_SECRET)) {
+  if (present(raw.UPSTREAM_WEBHOOK_SECRET) && !parseWebhookSecrets(raw.UPSTREAM_WEBHOOK_SECRET).every(isWebhookSecret)) {
     problems.push('UPSTREAM_WEBHOOK_SECRET must be whsec_ followed by base64 of at least 16 random bytes');
+  }
+  if (present(raw.UPSTREAM_WEBHOOK_ALLOWED_IPS)) {
+    const bad = parseAllowedIps(raw.UPSTREAM_WEBHOOK_ALLOWED_IPS).filter((entry) => !isIpOrCidr(entry));
+    if (bad.length > 0) problems.push(`UPSTREAM_WEBHOOK_ALLOWED_IPS must list IP addresses or CIDR ranges (comma-separated); not one: ${bad.join(', ')}`);
   }
   if (present(raw.CARD_CODE_KEYS)) {
     const { problem } = parseCardCodeKeys(raw.CARD_CODE_KEYS);

@@ -1,5 +1,5 @@
 import { parseFailpoints, type Failpoint } from '../platform/failpoints.js';
-import { crossFieldProblems, envSchema, parseCardCodeKeys, type CardCodeKey, type Env } from './env.js';
+import { crossFieldProblems, envSchema, parseAllowedIps, parseCardCodeKeys, parseWebhookSecrets, type CardCodeKey, type Env } from './env.js';
 
 export type { CardCodeKey } from './env.js';
 
@@ -21,7 +21,21 @@ export interface Config {
     privateKey: string;
     proxyUrl: string | undefined;
     timeoutMs: number;
+    /** Keep-alive connections to the provider; at least the order worker concurrency, or calls queue. */
+    connections: number;
+    /** The current (first) of `webhooks.secrets`; what the standalone sandbox signs with. */
     webhookSecret: string | undefined;
+  };
+  /** Provider webhooks (POST /webhooks/upstream). */
+  webhooks: {
+    /** `whsec_…` secrets, current first; any one verifies (rotation). Empty: none configured. */
+    secrets: string[];
+    /** Source addresses/CIDR ranges allowed to deliver; undefined = any source. */
+    allowedIps: string[] | undefined;
+    maxBodyBytes: number;
+    toleranceSeconds: number;
+    /** With the built-in sandbox and no secret configured: a dev secret generated into this file. */
+    devSecretFile: string;
   };
   sandbox: { port: number };
   /** Parsed CARD_CODE_KEYS, or undefined when a dev key file is to be used. */
@@ -73,6 +87,7 @@ export function loadConfig(raw: Record<string, string | undefined> = process.env
   if (!result.success || problems.length > 0) throw new ConfigError([...new Set(problems)]);
   const e = result.data;
   const sandbox = e.UPSTREAM_BASE_URL === undefined;
+  const webhookSecrets = e.UPSTREAM_WEBHOOK_SECRET ? parseWebhookSecrets(e.UPSTREAM_WEBHOOK_SECRET) : [];
   return {
     env: e.NODE_ENV,
     http: { host: e.HOST, port: e.PORT, trustProxy: e.TRUST_PROXY },
@@ -86,7 +101,15 @@ export function loadConfig(raw: Record<string, string | undefined> = process.env
       privateKey: e.UPSTREAM_PRIVATE_KEY ?? (sandbox ? SANDBOX_DEFAULT_PRIVATE_KEY : ''),
       proxyUrl: e.UPSTREAM_PROXY_URL,
       timeoutMs: e.UPSTREAM_TIMEOUT_MS,
-      webhookSecret: e.UPSTREAM_WEBHOOK_SECRET,
+      connections: e.UPSTREAM_CONNECTIONS,
+      webhookSecret: webhookSecrets[0],
+    },
+    webhooks: {
+      secrets: webhookSecrets,
+      allowedIps: e.UPSTREAM_WEBHOOK_ALLOWED_IPS ? parseAllowedIps(e.UPSTREAM_WEBHOOK_ALLOWED_IPS) : undefined,
+      maxBodyBytes: e.WEBHOOK_MAX_BODY_BYTES,
+      toleranceSeconds: e.WEBHOOK_TOLERANCE_SECONDS,
+      devSecretFile: e.UPSTREAM_WEBHOOK_SECRET_FILE,
     },
     sandbox: { port: e.SANDBOX_PORT },
     cardCodeKeys: e.CARD_CODE_KEYS ? parseCardCodeKeys(e.CARD_CODE_KEYS).keys : undefined,
