@@ -33,6 +33,22 @@ describe('gateway serve (a real process)', () => {
       expect(((await me.json()) as { name: string }).name).toBe(name);
       expect((await fetch(`${url}/v1/me`)).status).toBe(401);
 
+      // A whole purchase through the real process: catalog synced at start, order fulfilled, and
+      // the embedded sandbox's signed webhooks received and processed by the gateway itself.
+      const { key: buyer } = await createApiKeyService({ prisma, log: createLogger('silent') }).create(name, ['orders:write', 'catalog:read']);
+      await expect.poll(async () => (await fetch(`${url}/v1/catalog/denominations/301`, { headers: { authorization: `Bearer ${buyer}` } })).status, { timeout: 15_000 }).toBe(200);
+      const placed = await fetch(`${url}/v1/orders`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${buyer}`, 'content-type': 'application/json', 'idempotency-key': `serve-${prefix}`, prefer: 'wait=15' },
+        body: JSON.stringify({ cardId: '301', quantity: 2 }),
+      });
+      const order = (await placed.json()) as { status: string; transactionId: string; cards: unknown[] };
+      expect(order.status).toBe('fulfilled');
+      expect(order.cards).toHaveLength(2);
+      await expect
+        .poll(async () => (await prisma.webhookEvent.findMany({ where: { payload: { path: ['data', 'transaction_id'], equals: order.transactionId } } })).map((e) => [e.type, e.status]).sort(), { timeout: 15_000 })
+        .toEqual(expect.arrayContaining([['order.created', 'processed'], ['order.finalized', 'processed']]));
+
       const stopping = waitForLog(child, (l) => l.msg === 'shutting down');
       child.kill('SIGTERM');
       expect((await stopping).reason).toBe('SIGTERM');
