@@ -8,6 +8,7 @@ import { createSupportActions, type SupportActions } from './orders/support-acti
 import { createTerminalHooks } from './orders/terminal-hooks.js';
 import type { CardVault } from './security/card-vault.js';
 import type { WebhookPluginOptions } from './webhooks/index.js';
+import { createMetrics, type Metrics } from './platform/metrics.js';
 import { createSupportService, type SupportService } from './support/support-service.js';
 import { createOrderWaiters, type OrderWaiters } from './orders/order-waiters.js';
 import { pingDatabase, type PrismaClient } from './platform/db.js';
@@ -27,6 +28,7 @@ export interface ApiComponents {
   vault: CardDecrypter;
   support: SupportService;
   supportActions: SupportActions;
+  metrics: Metrics;
   /** The provider webhook receiver and its support routes. */
   webhooks: WebhookPluginOptions;
   /** Provider busy mode, shared with the pipeline when both run in one process. */
@@ -69,6 +71,9 @@ export function createApiComponents(platform: ApiPlatform, overrides: Partial<Ap
   const busy = overrides.busy ?? createBusyMode({ prisma });
   return {
     busy,
+    metrics:
+      overrides.metrics ??
+      createMetrics({ prisma, queues, catalogAgeSeconds: () => (catalog.ageMs() === undefined ? undefined : catalog.ageMs()! / 1000), busyActive: async () => (await busy.current()).active }),
     webhooks: overrides.webhooks ?? { prisma, queues, log, secrets: webhookSecrets, config: config.webhooks },
     support: overrides.support ?? createSupportService({ prisma, vault }),
     supportActions:

@@ -5,6 +5,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { ApiComponents } from './api-components.js';
 import type { Config } from './config/index.js';
 import { healthRoutes } from './platform/http/health-routes.js';
+import metricsRoute from './platform/http/metrics-route.js';
 import type { Logger } from './platform/logger.js';
 import type { Redis } from './platform/redis.js';
 import docs from './platform/http/docs.js';
@@ -88,6 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Schemas several route plugins refer to ($ref) live at the root.
   app.addSchema(OrderSchema);
   await app.register(healthRoutes, { checks: deps.readinessChecks });
+  await app.register(metricsRoute, { metrics: deps.metrics });
   await app.register(keyRoutes);
   await app.register(catalogRoutes, { cache: deps.catalog });
   // Plain register (not fastify-plugin): the receiver's raw-body parser stays inside it.

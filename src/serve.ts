@@ -23,6 +23,7 @@ import { startCallbackWorker } from './orders/callbacks/index.js';
 import { startOrderWorker } from './orders/order-jobs.js';
 import { reconcileOrders } from './orders/reconciler.js';
 import { createFailpointHook } from './platform/failpoints.js';
+import { createMetrics } from './platform/metrics.js';
 import { createOrderStore } from './orders/order-store.js';
 import { listenForSettledOrders, orderSettledChannel } from './orders/order-waiters.js';
 import { createTerminalHooks } from './orders/terminal-hooks.js';
@@ -156,9 +157,20 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
     shutdown.add('redis', () => redis.quit());
     await checkEvictionPolicy(redis, log);
 
+    const busy = createBusyMode({ prisma });
+    const queues = createQueueRegistry({ redisUrl: config.redisUrl, producer: redis, prefix: config.queuePrefix });
     const recorder = createCallRecorder();
-    const upstream = await connectUpstream(config, log, (call) => recorder.record(call));
+    // The catalog cache exists only with the api role; until then the age is unknown.
+    let catalogAgeSeconds: () => number | undefined = () => undefined;
+    const metrics = createMetrics({ prisma, queues, catalogAgeSeconds: () => catalogAgeSeconds(), busyActive: async () => (await busy.current()).active });
+    const upstream = await connectUpstream(config, log, (call) => {
+      recorder.record(call);
+      metrics.recordProviderCall(call);
+    });
     shutdown.add('provider client', upstream.close);
+    // After the client in this list, so before it at shutdown: workers finish their in-flight
+    // jobs (which call the provider) before the client closes.
+    shutdown.add('queues', () => queues.close());
 
     // Loaded at start so a bad key or secret stops the process now, not at the first order.
     const vault = await createCardVault(await loadCardCodeKeys(config.cardCodeKeys, config.cardCodeKeyFile, log));
@@ -171,10 +183,6 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
         : config.upstream.baseUrl === undefined
           ? [await loadSigningSecret(undefined, config.webhooks.devSecretFile, log, 'UPSTREAM_WEBHOOK_SECRET')]
           : [];
-    const busy = createBusyMode({ prisma });
-
-    const queues = createQueueRegistry({ redisUrl: config.redisUrl, producer: redis, prefix: config.queuePrefix });
-    shutdown.add('queues', () => queues.close());
 
     if (roles.includes('worker')) {
       await startCatalogWorker({ queues, prisma, upstream: upstream.client, log, publisher: redis, concurrency: config.catalog.syncConcurrency });
@@ -219,8 +227,12 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
     let url: string | undefined;
     let catalog: CatalogCache | undefined;
     if (roles.includes('api')) {
-      const api = createApiComponents({ config, log, prisma, redis, queues, vault, webhookSecrets }, { busy });
+      const api = createApiComponents({ config, log, prisma, redis, queues, vault, webhookSecrets }, { busy, metrics });
       catalog = api.catalog;
+      catalogAgeSeconds = () => {
+        const ms = api.catalog.ageMs();
+        return ms === undefined ? undefined : ms / 1000;
+      };
       const subscriber = createRedis(config.redisUrl, 'subscriber', log);
       shutdown.add('pub/sub connection', () => subscriber.quit());
       shutdown.add('key revocation subscription', await listenForRevocations(subscriber, api.apiKeys));

@@ -9,6 +9,7 @@ import { createOrderStore } from '../../src/orders/order-store.js';
 import { createTerminalHooks } from '../../src/orders/terminal-hooks.js';
 import { createOrderWaiters, listenForSettledOrders, orderSettledChannel } from '../../src/orders/order-waiters.js';
 import { createCatalogCache } from '../../src/catalog/catalog-cache.js';
+import { createMetrics } from '../../src/platform/metrics.js';
 import { createRedis } from '../../src/platform/redis.js';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
 import { SANDBOX_DEFAULT_PRIVATE_KEY, SANDBOX_DEFAULT_USERNAME } from '../../src/config/index.js';
@@ -57,6 +58,7 @@ export async function startTestGateway(options: { sandbox?: SandboxOptions; poli
   const ctx = await createTestContext({ DATABASE_URL: db.url });
   const sandbox = await startSandbox({ catalog: TEST_CATALOG, ...options.sandbox });
   const recorder = createCallRecorder();
+  let metricsHook: (call: Parameters<typeof recorder.record>[0]) => void = () => undefined;
   const upstream = createUpstreamClient({
     baseUrl: sandbox.url,
     username: options.sandbox?.username ?? SANDBOX_DEFAULT_USERNAME,
@@ -64,7 +66,10 @@ export async function startTestGateway(options: { sandbox?: SandboxOptions; poli
     timeoutMs: 2_000,
     logger: ctx.log,
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
-    onCall: (call) => recorder.record(call),
+    onCall: (call) => {
+      recorder.record(call);
+      metricsHook(call);
+    },
   });
   await syncCatalog({ prisma: ctx.prisma, upstream, log: ctx.log }, 'manual');
 
@@ -89,7 +94,14 @@ export async function startTestGateway(options: { sandbox?: SandboxOptions; poli
   const waiters = createOrderWaiters();
   const subscriber = createRedis(ctx.config.redisUrl, 'subscriber');
   const stopListening = await listenForSettledOrders(subscriber, orderSettledChannel(ctx.prefix), waiters);
-  const app = await ctx.app({ catalog, waiters, busy });
+  const metrics = createMetrics({
+    prisma: ctx.prisma,
+    queues: ctx.queues,
+    catalogAgeSeconds: () => (catalog.ageMs() === undefined ? undefined : catalog.ageMs()! / 1000),
+    busyActive: async () => (await busy.current()).active,
+  });
+  metricsHook = (call) => metrics.recordProviderCall(call);
+  const app = await ctx.app({ catalog, waiters, busy, metrics });
 
   const gateway: TestGateway = {
     ctx,
