@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { PrismaClient } from './db.js';
-import type { QueueName, QueueRegistry } from './queues.js';
+import type { QueueRegistry } from './queues.js';
 import { QUEUE_NAMES } from './queues.js';
 
 /**
