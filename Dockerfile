@@ -31,6 +31,8 @@ RUN apt-get update && apt-get install -y --no-install-recommends tini && rm -rf 
     && mkdir -p /data && chown node:node /data
 COPY --from=deps --chown=node:node /app/node_modules node_modules
 COPY --from=build --chown=node:node /app/dist dist
+# The support console's static files (tsc compiles only .ts).
+COPY --from=build --chown=node:node /app/src/support/console/assets dist/support/console/assets
 COPY --chown=node:node package.json ./
 COPY --chown=node:node bin bin
 COPY --chown=node:node prisma/migrations prisma/migrations

@@ -75,7 +75,7 @@ export function createApiComponents(platform: ApiPlatform, overrides: Partial<Ap
       overrides.metrics ??
       createMetrics({ prisma, queues, catalogAgeSeconds: () => (catalog.ageMs() === undefined ? undefined : catalog.ageMs()! / 1000), busyActive: async () => (await busy.current()).active }),
     webhooks: overrides.webhooks ?? { prisma, queues, log, secrets: webhookSecrets, config: config.webhooks },
-    support: overrides.support ?? createSupportService({ prisma, vault }),
+    support: overrides.support ?? createSupportService({ prisma, vault, queues }),
     supportActions:
       overrides.supportActions ??
       createSupportActions({ prisma, vault, terminal: createTerminalHooks({ queues, publisher: redis, log }), enqueue: (orderId) => enqueueOrder(queues, orderId), log }),

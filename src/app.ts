@@ -15,6 +15,7 @@ import { catalogRoutes } from './catalog/catalog-routes.js';
 import { orderRoutes } from './orders/order-routes.js';
 import { OrderSchema } from './orders/order-view.js';
 import { supportRoutes } from './support/support-routes.js';
+import consolePlugin from './support/console/console-plugin.js';
 import { webhookPlugin } from './webhooks/index.js';
 import auth from './security/auth-plugin.js';
 import { keyRoutes } from './security/key-routes.js';
@@ -95,6 +96,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Plain register (not fastify-plugin): the receiver's raw-body parser stays inside it.
   await app.register(webhookPlugin, deps.webhooks);
   await app.register(supportRoutes, { support: deps.support, actions: deps.supportActions, timeZone: deps.config.catalog.timeZone ?? 'UTC' });
+  // Static support console (its own security headers, no key for the page itself).
+  await app.register(consolePlugin);
   await app.register(orderRoutes, { orders: deps.orders, vault: deps.vault, waiters: deps.waiters, maxQuantity: deps.config.orders.maxQuantity });
 
   return app;

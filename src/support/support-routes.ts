@@ -266,6 +266,23 @@ export const supportRoutes: FastifyPluginAsyncTypebox<SupportRoutesOptions> = as
   );
 
   app.get(
+    '/v1/support/queues',
+    {
+      onRequest: app.requireScopes('support:read'),
+      schema: {
+        tags: ['support'],
+        summary: 'Queue health: jobs waiting, running, delayed (e.g. held by busy mode or backing off) and failed, per queue',
+        security: [{ apiKey: [] }],
+        response: {
+          200: Type.Object({ data: Type.Array(Type.Object({ name: Type.String(), waiting: Type.Integer(), active: Type.Integer(), delayed: Type.Integer(), failed: Type.Integer() })) }),
+          ...problems,
+        },
+      },
+    },
+    async () => ({ data: await support.queueHealth() }),
+  );
+
+  app.get(
     '/v1/support/reports/sales',
     {
       onRequest: app.requireScopes('support:read'),

@@ -5,6 +5,7 @@ import type { CardDecrypter } from '../orders/order-view.js';
 import type { Prisma, PrismaClient } from '../platform/db.js';
 import { appendAudit, type AuditInput } from './audit-log.js';
 import { salesReport } from './sales-report.js';
+import { QUEUE_NAMES, type QueueRegistry } from '../platform/queues.js';
 
 export interface SearchQuery {
   /** Matched exactly against order id, transaction id, transaction number (current or earlier) and reference. */
@@ -36,7 +37,7 @@ export interface Actor {
   ip: string | null;
 }
 
-export function createSupportService({ prisma, vault }: { prisma: PrismaClient; vault: CardDecrypter }) {
+export function createSupportService({ prisma, vault, queues }: { prisma: PrismaClient; vault: CardDecrypter; queues: QueueRegistry }) {
   return {
     async search(query: SearchQuery): Promise<{ orders: (OrderRow & { storefront: string | null })[]; nextCursor: string | null }> {
       const where: Prisma.OrderWhereInput = {
@@ -92,6 +93,16 @@ export function createSupportService({ prisma, vault }: { prisma: PrismaClient; 
       });
       const cards = rows.map((c) => ({ code: vault.decrypt({ orderId, position: c.position, keyId: c.keyId, nonce: c.nonce, ciphertext: c.ciphertext }), number: c.cardNumber }));
       return { cards, auditId: audit.id };
+    },
+
+    /** Job counts per queue, for the console's queue health. */
+    async queueHealth() {
+      return Promise.all(
+        QUEUE_NAMES.map(async (name) => {
+          const c = await queues.get(name).getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized');
+          return { name, waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 };
+        }),
+      );
     },
 
     salesReport(opts: Parameters<typeof salesReport>[1]) {

@@ -31,6 +31,15 @@ describe('support API', () => {
   const get = (key: string, url: string, headers: Record<string, string> = {}) => gw.app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${key}`, ...headers } });
   const post = (key: string, url: string, payload?: unknown) => gw.app.inject({ method: 'POST', url, headers: { authorization: `Bearer ${key}` }, ...(payload === undefined ? {} : { payload: payload as Record<string, unknown> }) });
 
+  it('reports queue health per queue', async () => {
+    const res = await get(reader, '/v1/support/queues');
+    expect(res.statusCode).toBe(200);
+    const names = res.json().data.map((q: { name: string }) => q.name);
+    expect(names).toEqual(expect.arrayContaining(['order-pipeline', 'catalog-sync', 'webhook-inbox', 'order-callback']));
+    expect(res.json().data.find((q: { name: string }) => q.name === 'order-pipeline')).toMatchObject({ waiting: expect.any(Number), failed: expect.any(Number) });
+    expect((await get(storefront, '/v1/support/queues')).statusCode).toBe(403);
+  });
+
   it('refuses storefront keys on support routes', async () => {
     for (const url of ['/v1/support/orders', `/v1/support/orders/${fulfilled[0].id}`, '/v1/support/audit']) {
       expect((await get(storefront, url)).statusCode).toBe(403);
