@@ -26,6 +26,8 @@ export interface GatewayAppOptions {
   configure?: (app: App, fixture: GatewayFixture) => void | Promise<void>;
   /** Components to use instead of the ones createApiComponents builds (e.g. shared order waiters). */
   components?: Partial<ApiComponents>;
+  /** `whsec_…` secrets that verify provider webhooks, as `gateway serve` passes them; default none (every delivery refused). */
+  webhookSecrets?: readonly string[];
 }
 
 export interface GatewayFixtureOptions {
@@ -150,7 +152,7 @@ export async function startGatewayFixture(env: BenchEnvironment, options: Gatewa
         const appLog = appOptions.log ?? log;
         const appRedis = appOptions.redis ?? redis;
         const components = createApiComponents(
-          { config, log: appLog, prisma, redis: appRedis, queues: registry, vault },
+          { config, log: appLog, prisma, redis: appRedis, queues: registry, vault, webhookSecrets: appOptions.webhookSecrets ?? [] },
           { apiKeys, catalog, readinessChecks: [], ...appOptions.components },
         );
         const app = await buildApp({ config, log: appLog, redis: appRedis, ...components });

@@ -90,7 +90,7 @@ describe('support console over HTTP', () => {
   it('answers 503 instead of failing the gateway when the assets are missing', async () => {
     const empty = mkdtempSync(path.join(tmpdir(), 'console-empty-'));
     writeFileSync(path.join(empty, 'readme.txt'), 'no index.html here');
-    const bare = Fastify({ loggerInstance: ctx.log as FastifyBaseLogger });
+    const bare = Fastify({ loggerInstance: ctx.log });
     await bare.register(consolePlugin, { assetsDir: empty });
     const res = await bare.inject({ method: 'GET', url: '/console' });
     expect(res.statusCode).toBe(503);
