@@ -1,21 +1,28 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/platform/logger.js';
-import { createPrisma } from '../src/platform/db.js';
+import { createPrisma, type PrismaClient } from '../src/platform/db.js';
+import { createIsolatedDatabase } from './helpers/database.js';
 import { createApiKeyService } from '../src/security/api-keys.js';
 import { startGateway, waitForExit, waitForLog } from './helpers/cli.js';
-import { TEST_DATABASE_URL, uniqueId } from './helpers/env.js';
+import { uniqueId } from './helpers/env.js';
 
 describe('gateway serve (a real process)', () => {
-  const prisma = createPrisma({ url: TEST_DATABASE_URL, poolMax: 2 });
+  // Its own database: a serving gateway's reconciler and scheduler act on the whole database.
+  let db: { url: string; drop: () => Promise<void> };
+  let prisma: PrismaClient;
   const name = uniqueId('serve-key-');
+  beforeAll(async () => {
+    db = await createIsolatedDatabase();
+    prisma = createPrisma({ url: db.url, poolMax: 2 });
+  });
   afterAll(async () => {
-    await prisma.apiKey.deleteMany({ where: { name } });
     await prisma.$disconnect();
+    await db.drop();
   });
 
   it('starts with the built-in sandbox, serves the API, and shuts down cleanly on SIGTERM', async () => {
     const prefix = uniqueId('serve');
-    const child = startGateway(['serve'], { PORT: '0', SANDBOX_PORT: '0', LOG_LEVEL: 'info', QUEUE_PREFIX: prefix, CARD_CODE_KEY_FILE: `/tmp/${prefix}.keys` });
+    const child = startGateway(['serve'], { DATABASE_URL: db.url, PORT: '0', SANDBOX_PORT: '0', LOG_LEVEL: 'info', QUEUE_PREFIX: prefix, CARD_CODE_KEY_FILE: `/tmp/${prefix}.keys` });
     try {
       const started = await waitForLog(child, (l) => l.msg === 'gateway started');
       expect(started.roles).toEqual(['api', 'worker', 'scheduler']);
@@ -61,7 +68,7 @@ describe('gateway serve (a real process)', () => {
 
   it('runs only the requested roles', async () => {
     const prefix = uniqueId('serve');
-    const child = startGateway(['serve', '--role', 'worker', '--role', 'scheduler'], { LOG_LEVEL: 'info', QUEUE_PREFIX: prefix, CARD_CODE_KEY_FILE: `/tmp/${prefix}.keys` });
+    const child = startGateway(['serve', '--role', 'worker', '--role', 'scheduler'], { DATABASE_URL: db.url, LOG_LEVEL: 'info', QUEUE_PREFIX: prefix, CARD_CODE_KEY_FILE: `/tmp/${prefix}.keys` });
     try {
       const started = await waitForLog(child, (l) => l.msg === 'gateway started');
       expect(started.roles).toEqual(['worker', 'scheduler']);
