@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { ApiComponents } from './api-components.js';
 import type { Config } from './config/index.js';
 import { healthRoutes } from './platform/http/health-routes.js';
+import { rejectUnstorable, strictFormats } from './platform/http/input-guards.js';
+import ajvFormatsModule from 'ajv-formats';
 import metricsRoute from './platform/http/metrics-route.js';
 import type { Logger } from './platform/logger.js';
 import type { Redis } from './platform/redis.js';
 import docs from './platform/http/docs.js';
-import errorHandler from './platform/http/error-handler.js';
+import errorHandler, { toProblem } from './platform/http/error-handler.js';
+import { PROBLEM_CONTENT_TYPE } from './platform/http/problem.js';
 import rateLimit from './platform/http/rate-limit.js';
 import { catalogRoutes } from './catalog/catalog-routes.js';
 import { orderRoutes } from './orders/order-routes.js';
@@ -20,6 +23,10 @@ import { webhookPlugin } from './webhooks/index.js';
 import auth from './security/auth-plugin.js';
 import { keyRoutes } from './security/key-routes.js';
 import { VERSION } from './version.js';
+
+type AjvPlugin = NonNullable<NonNullable<FastifyServerOptions['ajv']>['plugins']>[number];
+// ajv-formats is CommonJS: under NodeNext its function is the module's `default`.
+const ajvFormats = ((ajvFormatsModule as unknown as { default?: AjvPlugin }).default ?? ajvFormatsModule) as AjvPlugin;
 
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -64,7 +71,19 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    ajv: {
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false },
+      // ajv-formats first (Fastify then does not add it again), then ours, replacing its looser
+      // uuid and date-time.
+      plugins: [ajvFormats, strictFormats],
+    },
+    // Router errors (malformed percent-encoding, over-long parameters) go through the error
+    // handler too, so they are problem details like every other error.
+    frameworkErrors: (error, request, reply) => {
+      const { body } = toProblem(error, request);
+      // The reply is typed for no route in particular here; it is an ordinary reply.
+      void (reply as unknown as FastifyReply).status(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+    },
     // Fastify's two lines per request cost more than the catalog answer itself; requestLog()
     // below writes one line, at info only when it matters.
     logController: new LogController({ disableRequestLogging: true }),
@@ -76,6 +95,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     reply.header('x-request-id', String(request.id));
   });
   app.addHook('onResponse', requestLog);
+  // Strings PostgreSQL cannot store (NUL, unpaired surrogates) are refused before any handler.
+  app.addHook('preValidation', async (request) => {
+    rejectUnstorable({ path: request.params, query: request.query, body: request.body });
+  });
 
   await app.register(errorHandler);
   await app.register(docs, { version: VERSION });

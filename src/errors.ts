@@ -29,6 +29,7 @@ export const ERROR_STATUS = {
   confirmation_required: 409,
   // 413, 415
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   // 422
   idempotency_key_reused: 422,

@@ -47,7 +47,8 @@ export function createStandardTopicMapper(types: Readonly<Record<string, Topic>>
       if (!isObject(body)) return { type: '', data: body };
       const type = typeof body.type === 'string' ? body.type : '';
       const ts = typeof body.timestamp === 'string' ? new Date(body.timestamp) : undefined;
-      const occurredAt = ts && !Number.isNaN(ts.getTime()) ? ts : undefined;
+      // Only a time PostgreSQL can store (years 1-9999); anything else is treated as not stated.
+      const occurredAt = ts && !Number.isNaN(ts.getTime()) && ts.getTime() >= Date.UTC(1, 0, 1) && ts.getTime() < Date.UTC(10000, 0, 1) ? ts : undefined;
       return { type, ...(occurredAt ? { occurredAt } : {}), data: body.data ?? {} };
     },
   };

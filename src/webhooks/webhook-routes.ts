@@ -7,6 +7,7 @@ import type { Logger } from '../platform/logger.js';
 import type { QueueRegistry } from '../platform/queues.js';
 import { createSourceAllowList } from './source-allowlist.js';
 import { stripCardCodes } from './strip-card-codes.js';
+import { unstorable } from '../platform/http/input-guards.js';
 import type { TopicMapper } from './topics.js';
 import type { WebhookVerifier } from './verifier.js';
 import { createInboxWriter, enqueueNewWebhookEvent } from './webhook-inbox.js';
@@ -91,6 +92,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       }
       const event = mapper.eventOf(body);
       const topic = mapper.topicOf(event.type);
+      // PostgreSQL's jsonb refuses NUL characters and unpaired surrogates, and deep nesting is
+      // an attack on whatever walks it: refuse them here, for this delivery alone.
+      const problem = unstorable(body);
+      if (problem) throw new AppError('bad_request', `The webhook body ${problem}.`);
       const { value: payload, removed } = stripCardCodes(body);
       const write = await inbox.write({
         id: verdict.id,

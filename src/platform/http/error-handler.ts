@@ -14,6 +14,8 @@ export const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_TYPE: 'unsupported_media_type',
   FST_ERR_VALIDATION: 'validation_failed',
   FST_ERR_NOT_FOUND: 'route_not_found',
+  FST_ERR_BAD_URL: 'bad_request',
+  FST_ERR_MAX_PARAM_LENGTH: 'uri_too_long',
 };
 
 function statusCodeOf(error: FastifyError): number | undefined {
