@@ -19,7 +19,9 @@ export async function enqueueOrder(queues: QueueRegistry, orderId: string, delay
   }
   const state = await queue.getJobState(orderId);
   if (LIVE_STATES.has(state)) return false;
-  if (state === 'completed' || state === 'failed') await (await queue.getJob(orderId))?.remove();
+  // A finished job, or the remains of one whose queue entries were lost ("unknown" with its hash
+  // still there), would make add() a silent no-op: remove it first.
+  await (await queue.getJob(orderId))?.remove();
   await queue.add('advance', { orderId }, { jobId: orderId, ...(delayMs > 0 ? { delay: delayMs } : {}) });
   return true;
 }

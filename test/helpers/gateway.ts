@@ -124,7 +124,7 @@ export async function startTestGateway(options: { sandbox?: SandboxOptions; poli
       });
       return { status: res.statusCode, body: res.json(), headers: res.headers };
     },
-    async settled(key, orderId, timeoutMs = 15_000) {
+    async settled(key, orderId, timeoutMs = 30_000) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const res = await app.inject({ method: 'GET', url: `/v1/orders/${orderId}`, headers: { authorization: `Bearer ${key}` } });

@@ -82,7 +82,7 @@ describe('provider webhook topics: orders and busy mode', () => {
     const result = await handlers.order_final(final);
     expect(result.note).toMatch(/paid/);
     // The sandbox refuses a repeated confirm (its default): back to needs_attention, nothing stored.
-    await expect.poll(async () => (await gw.ctx.prisma.order.findUniqueOrThrow({ where: { id: order.id } })).status, { timeout: 10_000 }).toBe('needs_attention');
+    await expect.poll(async () => (await gw.ctx.prisma.order.findUniqueOrThrow({ where: { id: order.id } })).status, { timeout: 30_000 }).toBe('needs_attention');
     expect(await gw.ctx.prisma.orderCard.count({ where: { orderId: order.id } })).toBe(0);
     const rows = JSON.stringify(await gw.ctx.prisma.$queryRawUnsafe(`SELECT t::text FROM order_cards t`));
     expect(rows).not.toContain('WEBHOOK-CODE-1');
@@ -115,7 +115,7 @@ describe('provider webhook topics: orders and busy mode', () => {
     await expect.poll(async () => (await gw.ctx.prisma.order.findUniqueOrThrow({ where: { id: res.body.id } })).statusDetail, { timeout: 5_000 }).toBe('provider_busy');
     const off = await handlers.busy_off(await event('busy_mode.revoked', {}));
     expect(off.note).toMatch(/released/);
-    expect((await gw.settled(key, res.body.id, 5_000)).status).toBe('fulfilled');
+    expect((await gw.settled(key, res.body.id, 15_000)).status).toBe('fulfilled');
   });
 });
 
