@@ -6,8 +6,9 @@ import { loggerOptions } from '../src/platform/logger.js';
 import { redisOptions, waitForRedis, type Redis } from '../src/platform/redis.js';
 import { startBareServer } from './bare-server.js';
 import { startGatewayFixture, type GatewayFixture } from './gateway-fixture.js';
-import type { LoadResult } from './load-stats.js';
+import { formatStatusCodes, type LoadResult } from './load-stats.js';
 import { measureTargets, type HttpTarget } from './measure.js';
+import { correctnessRow, latencyRows } from './report.js';
 import type { Benchmark, BenchOptions, BenchResult } from './types.js';
 
 const P99_LIMIT_MS = 10;
@@ -87,32 +88,14 @@ function rows(subject: string, m: LoadResult, bare: LoadResult, judged: boolean)
       baseline: bare.rps,
       ...(perf ? { target: { kind: perf, on: 'ratio', op: '>=', limit: MIN_RPS_RATIO } as const } : {}),
     },
-    { subject, metric: 'p50', unit: 'ms', value: m.latency.p50, baseline: bare.latency.p50 },
-    {
-      subject,
-      metric: 'p99',
-      unit: 'ms',
-      value: m.latency.p99,
-      baseline: bare.latency.p99,
-      ...(perf ? { target: { kind: perf, on: 'value', op: '<', limit: P99_LIMIT_MS } as const } : {}),
-    },
-    { subject, metric: 'p99.9', unit: 'ms', value: m.latency.p99_9, baseline: bare.latency.p99_9 },
-    {
-      subject,
-      metric: 'non-2xx + errors',
-      unit: '',
-      value: m.non2xx + m.errors,
-      baseline: bare.non2xx + bare.errors,
-      target: { kind: 'correctness', on: 'value', op: '==', limit: 0 },
-    },
+    ...latencyRows(subject, m.latency, bare.latency, judged ? P99_LIMIT_MS : undefined),
+    correctnessRow(subject, 'non-2xx + errors', m.non2xx + m.errors, bare.non2xx + bare.errors),
   ];
 }
 
 function describe(load: LoadResult): string {
   const l = load.latency;
-  const codes = Object.entries(load.statusCodes)
-    .map(([code, n]) => `${code}×${n}`)
-    .join(' ');
+  const codes = formatStatusCodes(load.statusCodes);
   return (
     `${Math.round(load.rps)} req/s over ${load.durationS.toFixed(1)} s, p50 ${l.p50.toFixed(2)} ms, p99 ${l.p99.toFixed(2)} ms, ` +
     `p99.9 ${l.p99_9.toFixed(2)} ms, max ${l.max.toFixed(1)} ms, ${Math.round(load.bytesPerResponse)} B/response, statuses ${codes || 'none'}, errors ${load.errors}`
@@ -151,13 +134,7 @@ async function run(options: BenchOptions): Promise<BenchResult[]> {
     }
     const baseline = measured.get(BARE)!;
     const results = rows(SUBJECT, measured.get(SUBJECT)!, baseline, true);
-    results.push({
-      subject: BARE,
-      metric: 'non-2xx + errors',
-      unit: '',
-      value: baseline.non2xx + baseline.errors,
-      target: { kind: 'correctness', on: 'value', op: '==', limit: 0 },
-    });
+    results.push(correctnessRow(BARE, 'non-2xx + errors', baseline.non2xx + baseline.errors));
     for (const t of targets.slice(2)) results.push(...rows(t.name, measured.get(t.name)!, baseline, false));
     return results;
   } finally {

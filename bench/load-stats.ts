@@ -32,6 +32,27 @@ export function percentile(sorted: Float64Array, p: number): number {
   return sorted[rank]!;
 }
 
+/** Percentiles, max and mean of ascending `sorted` (NaN when it is empty). */
+export function summarise(sorted: Float64Array): LatencySummary {
+  let sum = 0;
+  for (const t of sorted) sum += t;
+  return {
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    p99_9: percentile(sorted, 99.9),
+    max: sorted.length > 0 ? sorted[sorted.length - 1]! : Number.NaN,
+    mean: sorted.length > 0 ? sum / sorted.length : Number.NaN,
+  };
+}
+
+/** `200×1234 503×2`, for progress lines. */
+export function formatStatusCodes(statusCodes: Record<string, number>): string {
+  return Object.entries(statusCodes)
+    .map(([code, n]) => `${code}×${n}`)
+    .join(' ');
+}
+
 export function mergeSegments(segments: readonly LoadSegment[]): LoadResult {
   if (segments.length === 0) throw new Error('no load segments to merge');
   const responses = segments.reduce((n, s) => n + s.responses, 0);
@@ -45,8 +66,6 @@ export function mergeSegments(segments: readonly LoadSegment[]): LoadResult {
   times.sort();
   const statusCodes: Record<string, number> = {};
   for (const s of segments) for (const [code, n] of Object.entries(s.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + n;
-  let sum = 0;
-  for (const t of times) sum += t;
   return {
     url: segments[0]!.url,
     rps: responses / durationS,
@@ -54,14 +73,7 @@ export function mergeSegments(segments: readonly LoadSegment[]): LoadResult {
     non2xx: segments.reduce((n, s) => n + s.non2xx, 0),
     errors: segments.reduce((n, s) => n + s.errors, 0),
     statusCodes,
-    latency: {
-      p50: percentile(times, 50),
-      p90: percentile(times, 90),
-      p99: percentile(times, 99),
-      p99_9: percentile(times, 99.9),
-      max: times.length > 0 ? times[times.length - 1]! : Number.NaN,
-      mean: times.length > 0 ? sum / times.length : Number.NaN,
-    },
+    latency: summarise(times),
     bytesPerResponse: responses > 0 ? segments.reduce((n, s) => n + s.bytes, 0) / responses : 0,
     durationS,
     rounds: segments.length,

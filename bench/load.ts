@@ -1,6 +1,6 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { LoadMessage, LoadSegment, LoadSpec } from './load-spec.js';
+import type { LoadSegment, LoadSpec } from './load-spec.js';
 
 const WORKER = fileURLToPath(new URL('./load-worker.ts', import.meta.url));
 
@@ -10,13 +10,25 @@ export interface LoadGenerator {
   close(): Promise<void>;
 }
 
+/** A child process that answers each spec sent to it with one `{ ok, segment }` message. */
+export interface SegmentProcess<Spec, Segment> {
+  run(spec: Spec): Promise<Segment>;
+  /** Disconnects and waits for the process to exit. */
+  close(): Promise<void>;
+}
+
 /**
- * Starts the load generator process (load-worker.ts). It inherits this process's exec
- * arguments, so under tsx it runs TypeScript the same way; 'advanced' serialisation carries the
- * response times as a Float64Array.
+ * Forks `module` with `args`, inheriting this process's exec arguments (so under tsx it runs
+ * TypeScript the same way) with 'advanced' serialisation (typed arrays arrive as such). `name`
+ * (e.g. 'load generator') and whether it `has` or `have` exited label its errors.
  */
-export function startLoadGenerator(): LoadGenerator {
-  const child = fork(WORKER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
+export function forkSegmentProcess<Spec extends object, Segment>(
+  module: string,
+  args: readonly string[],
+  label: { name: string; has: 'has' | 'have' },
+): SegmentProcess<Spec, Segment> {
+  type Message = { ok: true; segment: Segment } | { ok: false; error: string };
+  const child = fork(module, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
   let exitCode: number | null | undefined;
   const exited = new Promise<void>((resolve) =>
     child.once('exit', (code) => {
@@ -26,18 +38,18 @@ export function startLoadGenerator(): LoadGenerator {
   );
   return {
     async run(spec) {
-      if (exitCode !== undefined) throw new Error(`load generator has exited (code ${exitCode})`);
-      const answer = new Promise<LoadMessage>((resolve, reject) => {
-        const onExit = () => reject(new Error(`load generator exited (code ${exitCode}) without an answer`));
+      if (exitCode !== undefined) throw new Error(`${label.name} ${label.has} exited (code ${exitCode})`);
+      const answer = new Promise<Message>((resolve, reject) => {
+        const onExit = () => reject(new Error(`${label.name} exited (code ${exitCode}) without an answer`));
         child.once('message', (message) => {
           child.off('exit', onExit);
-          resolve(message as LoadMessage);
+          resolve(message as Message);
         });
         child.once('exit', onExit);
       });
       child.send(spec);
       const message = await answer;
-      if (!message.ok) throw new Error(`load generator failed: ${message.error}`);
+      if (!message.ok) throw new Error(`${label.name} failed: ${message.error}`);
       return message.segment;
     },
     async close() {
@@ -45,4 +57,12 @@ export function startLoadGenerator(): LoadGenerator {
       await exited;
     },
   };
+}
+
+/**
+ * Starts the load generator process (load-worker.ts), answering a LoadMessage per LoadSpec;
+ * 'advanced' serialisation carries the response times as a Float64Array.
+ */
+export function startLoadGenerator(): LoadGenerator {
+  return forkSegmentProcess<LoadSpec, LoadSegment>(WORKER, [], { name: 'load generator', has: 'has' });
 }

@@ -13,7 +13,6 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import pg from 'pg';
 import { Pool } from 'undici';
 import { createBusyMode } from '../src/orders/busy-mode.js';
 import { createCallRecorder } from '../src/orders/call-recorder.js';
@@ -24,7 +23,9 @@ import { createTerminalHooks } from '../src/orders/terminal-hooks.js';
 import { createRedis } from '../src/platform/redis.js';
 import { loadCatalogSeed, type SandboxCatalogSeed } from '../src/sandbox/index.js';
 import { startGatewayFixture } from './gateway-fixture.js';
-import { percentile } from './load-stats.js';
+import { percentile, summarise, type LatencySummary } from './load-stats.js';
+import { correctnessRow } from './report.js';
+import { countStatements, statementsSent } from './sql-statements.js';
 import type { Benchmark, BenchOptions, BenchResult } from './types.js';
 
 /** Added by the sandbox to every provider call (the figure). */
@@ -153,23 +154,6 @@ async function runClientProcess(spec: ClientSpec): Promise<ClientResult> {
 // ---------------------------------------------------------------------------------------------
 // The gateway under test.
 
-/**
- * Diagnostic only: counts the SQL statements this process sends (BEGIN/COMMIT included) by
- * wrapping pg's Client#query, which Prisma's pg adapter calls for every statement.
- */
-let statementsSent = 0;
-let counting = false;
-function countStatements(): void {
-  if (counting) return;
-  counting = true;
-  const proto = pg.Client.prototype as unknown as { query: (this: pg.Client, ...args: unknown[]) => unknown };
-  const original = proto.query;
-  proto.query = function (this: pg.Client, ...args: unknown[]) {
-    statementsSent++;
-    return original.apply(this, args);
-  };
-}
-
 export interface OrdersSetup {
   name: string;
   /** DATABASE_POOL_MAX; default the configuration's default. */
@@ -209,9 +193,9 @@ interface OrderFigures {
   /** Answers that were not 200 + fulfilled, over the whole run (warm-up included). */
   failures: number;
   total: number;
-  endToEnd: Summary;
-  provider: Summary;
-  added: Summary;
+  endToEnd: LatencySummary;
+  provider: LatencySummary;
+  added: LatencySummary;
   /** The measured orders whose timeline did not have exactly CALLS_PER_ORDER provider calls. */
   oddTimelines: number;
   minProviderMs: number;
@@ -225,19 +209,7 @@ interface OrderFigures {
   cpuMsPerOrder: number;
 }
 
-interface Summary {
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
-  mean: number;
-}
-
-function summarise(values: readonly number[]): Summary {
-  const sorted = Float64Array.from(values).sort();
-  const mean = values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
-  return { p50: percentile(sorted, 50), p90: percentile(sorted, 90), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? Number.NaN, mean };
-}
+const summariseValues = (values: readonly number[]): LatencySummary => summarise(Float64Array.from(values).sort());
 
 interface TimelineRow {
   id: string;
@@ -305,13 +277,13 @@ async function measureSetup(options: BenchOptions, setup: OrdersSetup, progress:
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     countStatements();
-    const statementsBefore = statementsSent;
+    const statementsBefore = statementsSent();
     const cpuBefore = process.cpuUsage();
     const wallBefore = performance.now();
     const run = await runClientProcess({ url, key, keyPrefix, connections: options.connections, warmupS: options.warmupS, durationS: options.durationS });
 
     const cpu = process.cpuUsage(cpuBefore);
-    const statements = statementsSent - statementsBefore;
+    const statements = statementsSent() - statementsBefore;
     const cpuCores = (cpu.user + cpu.system) / 1000 / (performance.now() - wallBefore);
     loop.disable();
     const loopDelay = { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6 };
@@ -377,9 +349,9 @@ async function measureSetup(options: BenchOptions, setup: OrdersSetup, progress:
       ordersPerS: measured.length / durationS,
       failures: failed.length,
       total: run.samples.length,
-      endToEnd: summarise(endToEnd),
-      provider: summarise(provider),
-      added: summarise(added),
+      endToEnd: summariseValues(endToEnd),
+      provider: summariseValues(provider),
+      added: summariseValues(added),
       oddTimelines,
       minProviderMs: Math.min(...provider),
       phases: Object.fromEntries(Object.entries(phase).map(([k, v]) => [k, median(v)])),
@@ -447,13 +419,7 @@ function rows(subject: string, m: OrderFigures, connections: number, judged: boo
     { subject, metric: 'added p99', unit: 'ms', value: m.added.p99 },
     { subject, metric: 'end-to-end p50', unit: 'ms', value: m.endToEnd.p50, baseline: m.provider.p50 },
     { subject, metric: 'end-to-end p99', unit: 'ms', value: m.endToEnd.p99, baseline: m.provider.p99 },
-    {
-      subject,
-      metric: 'orders not fulfilled',
-      unit: '',
-      value: m.failures + m.oddTimelines,
-      target: { kind: 'correctness', on: 'value', op: '==', limit: 0 },
-    },
+    correctnessRow(subject, 'orders not fulfilled', m.failures + m.oddTimelines),
   ];
 }
 

@@ -1,9 +1,38 @@
+import type { LatencySummary } from './load-stats.js';
 import type { BenchResult, Comparison, Target } from './types.js';
 
 export interface JudgedResult extends BenchResult {
   ratio: number | undefined;
   /** undefined: informational row, no target. */
   pass: boolean | undefined;
+}
+
+/** p50, p99 and p99.9 (ms) of `m` against the baseline's; the p99 row judged `< p99LimitMs` when that is given. */
+export function latencyRows(subject: string, m: LatencySummary, baseline: LatencySummary, p99LimitMs?: number): BenchResult[] {
+  return [
+    { subject, metric: 'p50', unit: 'ms', value: m.p50, baseline: baseline.p50 },
+    {
+      subject,
+      metric: 'p99',
+      unit: 'ms',
+      value: m.p99,
+      baseline: baseline.p99,
+      ...(p99LimitMs !== undefined ? { target: { kind: 'performance', on: 'value', op: '<', limit: p99LimitMs } as const } : {}),
+    },
+    { subject, metric: 'p99.9', unit: 'ms', value: m.p99_9, baseline: baseline.p99_9 },
+  ];
+}
+
+/** A count that must be 0, judged in every run (smoke included). */
+export function correctnessRow(subject: string, metric: string, value: number, baseline?: number): BenchResult {
+  return {
+    subject,
+    metric,
+    unit: '',
+    value,
+    ...(baseline !== undefined ? { baseline } : {}),
+    target: { kind: 'correctness', on: 'value', op: '==', limit: 0 },
+  };
 }
 
 function compare(a: number, op: Comparison, b: number): boolean {

@@ -15,21 +15,22 @@
  * (signing is the sender's cost, not ours); a segment that outruns the pre-signed stock signs
  * the rest on the fly and the progress log says so.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance } from 'fastify';
-import pg from 'pg';
 import { Pool } from 'undici';
 import { generateSecret, signedHeaders } from '../src/platform/standard-webhooks.js';
 import { createOrderTopicHandlers } from '../src/webhooks/order-topics.js';
 import { startWebhookWorker } from '../src/webhooks/index.js';
 import { startGatewayFixture, type GatewayFixture } from './gateway-fixture.js';
+import { forkSegmentProcess, type SegmentProcess } from './load.js';
 import type { LoadSegment } from './load-spec.js';
-import { mergeSegments, type LoadResult } from './load-stats.js';
+import { formatStatusCodes, mergeSegments, type LoadResult } from './load-stats.js';
+import { correctnessRow, latencyRows } from './report.js';
+import { countStatements, statementsSent } from './sql-statements.js';
 import type { Benchmark, BenchOptions, BenchResult } from './types.js';
 
 const MIN_EVENTS_PER_S = 2_000;
@@ -229,42 +230,11 @@ function startSenderProcess(): void {
 
 if (process.argv.includes(CLIENT_FLAG) && process.send) startSenderProcess();
 
-interface Senders {
-  send(spec: SendSpec): Promise<SendSegment>;
-  close(): Promise<void>;
-}
+type Senders = SegmentProcess<SendSpec, SendSegment>;
 
 /** The senders' process: this module under the parent's tsx loader, one segment per message. */
 function startSenders(): Senders {
-  const child: ChildProcess = fork(fileURLToPath(import.meta.url), [CLIENT_FLAG], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], serialization: 'advanced' });
-  let exitCode: number | null | undefined;
-  const exited = new Promise<void>((resolve) =>
-    child.once('exit', (code) => {
-      exitCode = code;
-      resolve();
-    }),
-  );
-  return {
-    async send(spec) {
-      if (exitCode !== undefined) throw new Error(`webhook senders have exited (code ${exitCode})`);
-      const answer = new Promise<ClientMessage>((resolve, reject) => {
-        const onExit = () => reject(new Error(`webhook senders exited (code ${exitCode}) without an answer`));
-        child.once('message', (message) => {
-          child.off('exit', onExit);
-          resolve(message as ClientMessage);
-        });
-        child.once('exit', onExit);
-      });
-      child.send(spec);
-      const message = await answer;
-      if (!message.ok) throw new Error(`webhook senders failed: ${message.error}`);
-      return message.segment;
-    },
-    async close() {
-      if (exitCode === undefined && child.connected) child.disconnect();
-      await exited;
-    },
-  };
+  return forkSegmentProcess(fileURLToPath(import.meta.url), [CLIENT_FLAG], { name: 'webhook senders', has: 'have' });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -281,20 +251,6 @@ async function startBareReceiver(): Promise<{ url: string; app: FastifyInstance 
   });
   const url = await app.listen({ host: '127.0.0.1', port: 0 });
   return { url: `${url}${BARE_PATH}`, app };
-}
-
-/** Diagnostic only: SQL statements this process sends, by wrapping pg's Client#query (Prisma's pg adapter uses it). */
-let statementsSent = 0;
-let counting = false;
-function countStatements(): void {
-  if (counting) return;
-  counting = true;
-  const proto = pg.Client.prototype as unknown as { query: (this: pg.Client, ...args: unknown[]) => unknown };
-  const original = proto.query;
-  proto.query = function (this: pg.Client, ...args: unknown[]) {
-    statementsSent++;
-    return original.apply(this, args);
-  };
 }
 
 /**
@@ -384,7 +340,7 @@ async function measure(senders: Senders, targets: readonly Target[], secret: str
   if (warmupS > 0) {
     for (const t of targets) {
       progress(`${t.name}: warm-up ${warmupS} s`);
-      note(t, await senders.send(spec(t, warmupS, true)), false);
+      note(t, await senders.run(spec(t, warmupS, true)), false);
     }
   }
   const rounds = Math.max(1, Math.round(durationS / ROUND_S));
@@ -400,13 +356,13 @@ async function measure(senders: Senders, targets: readonly Target[], secret: str
       st.loop.enable();
       const cpu = process.cpuUsage();
       const wall = performance.now();
-      const statements = statementsSent;
+      const statements = statementsSent();
       const postgres = postgresCpuMs(database);
-      const segment = await senders.send(spec(t, segmentS, false));
+      const segment = await senders.run(spec(t, segmentS, false));
       const used = process.cpuUsage(cpu);
       st.meter.cpuUs += used.user + used.system;
       st.meter.wallMs += performance.now() - wall - segment.presignMs;
-      st.meter.statements += statementsSent - statements;
+      st.meter.statements += statementsSent() - statements;
       const postgresAfter = postgresCpuMs(database);
       st.meter.postgresMs = postgres === undefined || postgresAfter === undefined || st.meter.postgresMs === undefined ? undefined : st.meter.postgresMs + postgresAfter - postgres;
       st.loop.disable();
@@ -462,19 +418,13 @@ const f2 = (n: number) => n.toFixed(2);
 
 function describe(name: string, m: TargetFigures): string {
   const l = m.load.latency;
-  const codes = Object.entries(m.load.statusCodes)
-    .map(([code, n]) => `${code}×${n}`)
-    .join(' ');
+  const codes = formatStatusCodes(m.load.statusCodes);
   return (
     `${name}: ${Math.round(m.load.rps)} events/s over ${f1(m.load.durationS)} s, p50 ${f2(l.p50)} / p99 ${f2(l.p99)} / p99.9 ${f2(l.p99_9)} / max ${f1(l.max)} ms, ` +
     `statuses ${codes || 'none'}, errors ${m.load.errors}; this process ${f2(m.cpuCores)} cores, ${f2(m.cpuMsPerEvent)} ms CPU per event, ` +
     `${f2(m.statementsPerEvent)} SQL statements per event${m.postgresMsPerEvent !== undefined ? ` (PostgreSQL ${f2(m.postgresMsPerEvent)} ms CPU per event)` : ''}, event-loop delay p50 ${f1(m.loopDelay.p50)} / p99 ${f1(m.loopDelay.p99)} ms; ` +
     `senders ${f2(m.senderCores)} cores, pre-signed for ${Math.round(m.presignMs)} ms${m.signedLive > 0 ? `, !!! ${m.signedLive} events signed during measurement (stock ran out)` : ''}`
   );
-}
-
-function correctness(subject: string, metric: string, value: number): BenchResult {
-  return { subject, metric, unit: '', value, target: { kind: 'correctness', on: 'value', op: '==', limit: 0 } };
 }
 
 function rows(subject: string, m: TargetFigures, bare: TargetFigures, judged: boolean, inboxMismatch: number): BenchResult[] {
@@ -488,18 +438,9 @@ function rows(subject: string, m: TargetFigures, bare: TargetFigures, judged: bo
       baseline: bare.load.rps,
       ...(perf ? { target: { kind: perf, on: 'value', op: '>=', limit: MIN_EVENTS_PER_S } as const } : {}),
     },
-    { subject, metric: 'p50', unit: 'ms', value: m.load.latency.p50, baseline: bare.load.latency.p50 },
-    {
-      subject,
-      metric: 'p99',
-      unit: 'ms',
-      value: m.load.latency.p99,
-      baseline: bare.load.latency.p99,
-      ...(perf ? { target: { kind: perf, on: 'value', op: '<', limit: P99_LIMIT_MS } as const } : {}),
-    },
-    { subject, metric: 'p99.9', unit: 'ms', value: m.load.latency.p99_9, baseline: bare.load.latency.p99_9 },
-    { ...correctness(subject, 'non-2xx + errors', m.load.non2xx + m.load.errors), baseline: bare.load.non2xx + bare.load.errors },
-    correctness(subject, 'accepted ≠ stored once', inboxMismatch),
+    ...latencyRows(subject, m.load.latency, bare.load.latency, judged ? P99_LIMIT_MS : undefined),
+    correctnessRow(subject, 'non-2xx + errors', m.load.non2xx + m.load.errors, bare.load.non2xx + bare.load.errors),
+    correctnessRow(subject, 'accepted ≠ stored once', inboxMismatch),
   ];
 }
 
@@ -537,7 +478,7 @@ async function run(options: BenchOptions): Promise<BenchResult[]> {
     // A few events each first: proves the path (and the signature) before loading it.
     const probed = new Map<string, number>();
     for (const t of targets) {
-      const probe = await senders.send({ url: t.url, idPrefix: t.idPrefix, unique: t.unique, secret, connections: 1, durationS: 0.2, discard: true });
+      const probe = await senders.run({ url: t.url, idPrefix: t.idPrefix, unique: t.unique, secret, connections: 1, durationS: 0.2, discard: true });
       if (probe.non2xx + probe.errors > 0 || probe.accepted === 0) throw new Error(`${t.name}: the first events were refused: ${probe.firstError ?? 'no answer'}`);
       probed.set(t.name, probe.accepted);
     }
@@ -555,7 +496,7 @@ async function run(options: BenchOptions): Promise<BenchResult[]> {
     const subjectAccepted = subject.accepted + probed.get(SUBJECT)!;
     progress(`${SUBJECT}: ${subjectAccepted} events accepted (warm-up included), ${subjectCount.rows} inbox rows, ${subjectCount.deliveries} deliveries, ${subjectCount.settled} settled`);
     const results = rows(SUBJECT, subject, baseline, true, mismatch(subjectCount, subjectAccepted));
-    results.push({ ...correctness(BARE, 'non-2xx + errors', baseline.load.non2xx + baseline.load.errors) });
+    results.push(correctnessRow(BARE, 'non-2xx + errors', baseline.load.non2xx + baseline.load.errors));
 
     // Informational: the same app with the webhook worker in this process, as `gateway serve`
     // with every role. The api-only phase's jobs are dropped first so the worker starts empty.

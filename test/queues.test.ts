@@ -4,7 +4,8 @@ import { createLogger } from '../src/platform/logger.js';
 import { createQueueRegistry, type QueuePayloads } from '../src/platform/queues.js';
 import { checkEvictionPolicy, createRedis, redisOptions, waitForRedis, type Redis } from '../src/platform/redis.js';
 import { LogCapture } from './helpers/context.js';
-import { TEST_REDIS_URL, uniqueId } from './helpers/env.js';
+import { TEST_REDIS_URL } from './helpers/env.js';
+import { createTestQueues } from './helpers/queues.js';
 
 describe('queues and Redis', () => {
   const cleanups: (() => Promise<unknown>)[] = [];
@@ -18,16 +19,8 @@ describe('queues and Redis', () => {
   });
 
   it('runs a typed job through a worker under the registry prefix', async () => {
-    const producer = createRedis(TEST_REDIS_URL, 'producer');
-    await waitForRedis(producer);
-    const prefix = uniqueId('q');
-    const queues = createQueueRegistry({ redisUrl: TEST_REDIS_URL, producer, prefix });
-    cleanups.push(async () => {
-      const keys = await producer.keys(`${prefix}:*`);
-      if (keys.length) await producer.del(...keys);
-      await producer.quit();
-    });
-    cleanups.push(() => queues.close());
+    const { producer, queues, prefix, close } = await createTestQueues();
+    cleanups.push(close);
 
     const seen: QueuePayloads['order-pipeline'][] = [];
     const done = new Promise<void>((resolve) => {
@@ -45,15 +38,9 @@ describe('queues and Redis', () => {
   });
 
   it('lets an in-flight job finish when the registry closes (graceful shutdown)', async () => {
-    const producer = createRedis(TEST_REDIS_URL, 'producer');
-    await waitForRedis(producer);
-    const prefix = uniqueId('q');
-    const queues = createQueueRegistry({ redisUrl: TEST_REDIS_URL, producer, prefix });
-    cleanups.push(async () => {
-      const keys = await producer.keys(`${prefix}:*`);
-      if (keys.length) await producer.del(...keys);
-      await producer.quit();
-    });
+    // The test closes the registry itself; the clean-up closing it again is a no-op.
+    const { producer, queues, prefix, close } = await createTestQueues();
+    cleanups.push(close);
 
     let finished = false;
     let started!: () => void;

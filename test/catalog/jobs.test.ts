@@ -3,11 +3,12 @@ import { createCatalogCache, listenForCatalogUpdates } from '../../src/catalog/c
 import { catalogUpdatedChannel, enqueueCatalogSync, scheduleCatalogSync, startCatalogWorker } from '../../src/catalog/catalog-jobs.js';
 import { createPrisma, type PrismaClient } from '../../src/platform/db.js';
 import { createLogger } from '../../src/platform/logger.js';
-import { createQueueRegistry, type QueueRegistry } from '../../src/platform/queues.js';
-import { createRedis, waitForRedis, type Redis } from '../../src/platform/redis.js';
+import type { QueueRegistry } from '../../src/platform/queues.js';
+import { createRedis, type Redis } from '../../src/platform/redis.js';
 import { createScheduler } from '../../src/platform/scheduler.js';
 import { createIsolatedDatabase } from '../helpers/database.js';
-import { TEST_REDIS_URL, uniqueId } from '../helpers/env.js';
+import { TEST_REDIS_URL } from '../helpers/env.js';
+import { createTestQueues, type TestQueues } from '../helpers/queues.js';
 import { seed, startSandbox, type SandboxWithClient } from '../helpers/sandbox.js';
 
 const log = createLogger('silent');
@@ -17,24 +18,20 @@ const NEVER_DURING_TEST = '0 0 1 1 *';
 describe('catalog jobs', () => {
   let db: { url: string; drop: () => Promise<void> };
   let prisma: PrismaClient;
+  let testQueues: TestQueues;
   let redis: Redis;
   let queues: QueueRegistry;
   let sandbox: SandboxWithClient;
-  const prefix = uniqueId('cat');
 
   beforeAll(async () => {
     db = await createIsolatedDatabase();
     prisma = createPrisma({ url: db.url, poolMax: 4 });
-    redis = createRedis(TEST_REDIS_URL, 'producer');
-    await waitForRedis(redis);
-    queues = createQueueRegistry({ redisUrl: TEST_REDIS_URL, producer: redis, prefix });
+    testQueues = await createTestQueues('cat');
+    ({ producer: redis, queues } = testQueues);
     sandbox = await startSandbox({ catalog: seed([{ id: 'A', cards: [{ id: 'A1', amount: '5' }] }, { id: 'B', cards: [{ id: 'B1', amount: '7.5' }] }]) });
   });
   afterAll(async () => {
-    await queues.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    await redis.quit();
+    await testQueues.close();
     await sandbox.close();
     await prisma.$disconnect();
     await db.drop();
@@ -58,7 +55,7 @@ describe('catalog jobs', () => {
       // Another API instance, listening for announcements.
       const cache = createCatalogCache({ prisma, log, staleAfterMs: 3_600_000 });
       const subscriber = createRedis(TEST_REDIS_URL, 'subscriber');
-      const stop = await listenForCatalogUpdates(subscriber, catalogUpdatedChannel(prefix), cache);
+      const stop = await listenForCatalogUpdates(subscriber, catalogUpdatedChannel(testQueues.prefix), cache);
       const announced = new Promise<string>((resolve) => subscriber.once('message', (_ch: string, runId: string) => resolve(runId)));
       try {
         const worker = await startCatalogWorker({ queues, prisma, upstream: sandbox.client, log, publisher: redis, concurrency: 2 });

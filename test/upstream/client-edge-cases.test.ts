@@ -1,9 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MockAgent } from 'undici';
+import type { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createUpstreamClient, UpstreamError, type UpstreamClient } from '../../src/upstream/index.js';
-import { captureLogger, FAST_RETRY, PRIVATE_KEY, recordCalls, USERNAME } from './helpers.js';
+import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import { captureLogger, clientOptions, FAST_RETRY, mockAgentClient, PRIVATE_KEY, rejection, type MockAgentClient } from './helpers.js';
 
 /**
  * What the sandbox cannot produce: answers that are not the provider's envelope (HTML error pages,
@@ -15,36 +15,14 @@ const BASE = `${ORIGIN}/production770`;
 const P = (endpoint: string) => `/production770/api-service/card/${endpoint}`;
 const LOGIN_OK = { status: true, code: '11111', token: 'tok-ABC' };
 
-async function rejection(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
-
 describe('client against MockAgent', () => {
   let agent: MockAgent;
   let client: UpstreamClient;
-  let calls: ReturnType<typeof recordCalls>;
-  let log: ReturnType<typeof captureLogger>;
+  let calls: MockAgentClient['calls'];
+  let log: MockAgentClient['log'];
 
   beforeEach(() => {
-    agent = new MockAgent();
-    agent.disableNetConnect();
-    calls = recordCalls();
-    log = captureLogger();
-    client = createUpstreamClient({
-      baseUrl: BASE,
-      username: USERNAME,
-      privateKey: PRIVATE_KEY,
-      timeoutMs: 2_000,
-      logger: log.logger,
-      dispatcher: agent,
-      retry: FAST_RETRY,
-      onCall: calls.onCall,
-    });
+    ({ agent, client, calls, log } = mockAgentClient(BASE));
   });
 
   afterEach(async () => {
@@ -151,11 +129,7 @@ describe('client against MockAgent', () => {
 
   it('a hook that throws does not break the call', async () => {
     const throwing = createUpstreamClient({
-      baseUrl: BASE,
-      username: USERNAME,
-      privateKey: PRIVATE_KEY,
-      timeoutMs: 2_000,
-      logger: log.logger,
+      ...clientOptions(BASE, log.logger),
       dispatcher: agent,
       onCall: () => {
         throw new Error('metrics down');
@@ -197,8 +171,7 @@ describe('client against a misbehaving socket', () => {
 
   // Timeouts leave room for the login (and its first connect) on a loaded machine: only the call
   // under test must hit them.
-  const make = (timeoutMs: number) =>
-    createUpstreamClient({ baseUrl: base, username: USERNAME, privateKey: PRIVATE_KEY, timeoutMs, logger: captureLogger().logger, retry: FAST_RETRY });
+  const make = (timeoutMs: number) => createUpstreamClient({ ...clientOptions(base, captureLogger().logger, timeoutMs), retry: FAST_RETRY });
 
   it('a reset mid-body on confirm: network error, outcome unknown, no partial code leaked, not retried', async () => {
     behaviour = 'reset-mid-body';
@@ -245,14 +218,7 @@ describe('client against a closed port', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const port = (server.address() as AddressInfo).port;
     await new Promise((resolve) => server.close(resolve));
-    const client = createUpstreamClient({
-      baseUrl: `http://127.0.0.1:${port}`,
-      username: USERNAME,
-      privateKey: PRIVATE_KEY,
-      timeoutMs: 500,
-      logger: captureLogger().logger,
-      retry: FAST_RETRY,
-    });
+    const client = createUpstreamClient({ ...clientOptions(`http://127.0.0.1:${port}`, captureLogger().logger, 500), retry: FAST_RETRY });
     const e = await rejection(client.initiateCardRequest({ cardId: '1', quantity: 1, transactionNumber: 1 }));
     await client.close();
     // Login is the first call and fails to connect, so initiate itself was never attempted.

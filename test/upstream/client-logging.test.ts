@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PRIVATE_KEY } from './helpers.js';
-import { rewritingDispatcher, startHarness, type Harness } from './sandbox-harness.js';
+import { rewritingDispatcher, useHarness } from './sandbox-harness.js';
 
 /**
  * Secrets never reach logs, errors or call records: checked on real pino output (through a
  * stream) over a full purchase against the sandbox, including a re-login and a failing call.
  */
 describe('logging and call records', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness('all');
 
   it('one debug line per HTTP attempt, with no key, token or card code anywhere', async () => {
     const rw = rewritingDispatcher();

@@ -1,7 +1,7 @@
-import { MockAgent } from 'undici';
+import type { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createUpstreamClient, salvageOf, UpstreamError, type UpstreamClient } from '../../src/upstream/index.js';
-import { captureLogger, FAST_RETRY, PRIVATE_KEY, recordCalls, USERNAME } from './helpers.js';
+import { salvageOf, type UpstreamClient, type UpstreamError } from '../../src/upstream/index.js';
+import { mockAgentClient, PRIVATE_KEY, rejection, type MockAgentClient } from './helpers.js';
 
 /**
  * Lenient envelopes and salvage over real HTTP (undici MockAgent, no network): answers the sandbox
@@ -13,36 +13,14 @@ const LOGIN_OK = '{"status":true,"code":"11111","token":"tok-SALV"}';
 const INITIATE = { cardId: '101', quantity: 2, transactionNumber: 9 };
 const CONFIRM = { transactionId: 'TX-9', totalAmount: '20', paymentId: 'pay-9' };
 
-async function rejection(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
-
 describe('lenient envelopes and salvage over HTTP', () => {
   let agent: MockAgent;
   let client: UpstreamClient;
-  let calls: ReturnType<typeof recordCalls>;
-  let log: ReturnType<typeof captureLogger>;
+  let calls: MockAgentClient['calls'];
+  let log: MockAgentClient['log'];
 
   beforeEach(() => {
-    agent = new MockAgent();
-    agent.disableNetConnect();
-    calls = recordCalls();
-    log = captureLogger();
-    client = createUpstreamClient({
-      baseUrl: ORIGIN,
-      username: USERNAME,
-      privateKey: PRIVATE_KEY,
-      timeoutMs: 2_000,
-      logger: log.logger,
-      dispatcher: agent,
-      retry: FAST_RETRY,
-      onCall: calls.onCall,
-    });
+    ({ agent, client, calls, log } = mockAgentClient(ORIGIN));
     agent.get(ORIGIN).intercept({ path: P('login'), method: 'POST' }).reply(200, LOGIN_OK).persist();
   });
 

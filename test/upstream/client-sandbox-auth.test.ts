@@ -1,12 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { rewritingDispatcher, startHarness, type Harness } from './sandbox-harness.js';
+import { describe, expect, it } from 'vitest';
+import { rewritingDispatcher, useHarness } from './sandbox-harness.js';
 
 describe('session token against the sandbox', () => {
-  let h: Harness;
-  beforeEach(async () => {
-    h = await startHarness();
-  });
-  afterEach(() => h.close());
+  const h = useHarness('each');
 
   it('logs in once and reuses the token for every call', async () => {
     const { client } = h.client();

@@ -1,23 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { UpstreamError } from '../../src/upstream/index.js';
-import { FAST_RETRY } from './helpers.js';
-import { startHarness, type Harness } from './sandbox-harness.js';
-
-async function rejection(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+import { describe, expect, it } from 'vitest';
+import { FAST_RETRY, rejection } from './helpers.js';
+import { useHarness, type Harness } from './sandbox-harness.js';
 
 describe('10001 storms and provider faults against the sandbox', () => {
-  let h: Harness;
-  beforeEach(async () => {
-    h = await startHarness();
-  });
-  afterEach(() => h.close());
+  const h = useHarness('each');
 
   it.each([
     ['login', 'login', (c: ReturnType<Harness['client']>['client']) => c.login()],

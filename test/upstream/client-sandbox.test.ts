@@ -1,29 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createUpstreamClient, UpstreamError, type UpstreamClient } from '../../src/upstream/index.js';
-import { captureLogger, PRIVATE_KEY, USERNAME } from './helpers.js';
-import { rewritingDispatcher, startHarness, type Harness } from './sandbox-harness.js';
-
-async function rejection(promise: Promise<unknown>): Promise<UpstreamError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(UpstreamError);
-  return error as UpstreamError;
-}
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import { captureLogger, PRIVATE_KEY, rejection, USERNAME } from './helpers.js';
+import { rewritingDispatcher, useHarness } from './sandbox-harness.js';
 
 describe.each([
   ['Development (no path segment)', ''],
   ['Production (/production770 segment)', '/production770'],
 ])('every endpoint against the sandbox: %s', (_label, basePath) => {
-  let h: Harness;
+  const h = useHarness('all', { basePath });
   let client: UpstreamClient;
-
-  beforeAll(async () => {
-    h = await startHarness({ basePath });
+  beforeAll(() => {
     client = h.client().client;
   });
-  afterAll(() => h.close());
 
   it('the base URL carries the environment path and every call lands under it', async () => {
     expect(h.url.endsWith(basePath)).toBe(true);
@@ -102,14 +90,11 @@ describe.each([
 });
 
 describe('every provider error code, from the real sandbox', () => {
-  let h: Harness;
+  const h = useHarness('all');
   let client: UpstreamClient;
-
-  beforeAll(async () => {
-    h = await startHarness();
+  beforeAll(() => {
     client = h.client().client;
   });
-  afterAll(() => h.close());
 
   it('10002: unknown or wrong-case vendor, unknown or disabled card — permanent, not retried', async () => {
     for (const call of [() => client.getCardDetailsList('V-9'), () => client.getCardDetailsList('V-1 '), () => client.getBalance('psn-50'), () => client.getBalance('502')]) {
@@ -182,11 +167,7 @@ describe('every provider error code, from the real sandbox', () => {
 });
 
 describe('error envelopes with mapped HTTP statuses (4xx/5xx + JSON)', () => {
-  let h: Harness;
-  beforeEach(async () => {
-    h = await startHarness({ errorHttpStatus: 'mapped' });
-    return () => h.close();
-  });
+  const h = useHarness('each', { errorHttpStatus: 'mapped' });
 
   it('are still branched on code: 10006 with 409, 10002 with 404, 10001 with 500 retried on reads', async () => {
     const { client, records } = h.client();
@@ -215,11 +196,7 @@ describe('error envelopes with mapped HTTP statuses (4xx/5xx + JSON)', () => {
 });
 
 describe('input validation happens before anything is sent', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(() => h.close());
+  const h = useHarness('all');
 
   it.each([
     ['negative total', { transactionId: 'T', totalAmount: '-1.00', paymentId: 'p' }],

@@ -1,7 +1,8 @@
 import { Agent, type Dispatcher } from 'undici';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.js';
 import { createUpstreamClient, type UpstreamClient, type UpstreamClientOptions } from '../../src/upstream/index.js';
-import { captureLogger, FAST_RETRY, PRIVATE_KEY, recordCalls, USERNAME } from './helpers.js';
+import { captureLogger, clientOptions, FAST_RETRY, PRIVATE_KEY, recordCalls, USERNAME } from './helpers.js';
 
 /** The sandbox's call log entry as its control API shows it. */
 export interface SandboxCall {
@@ -66,16 +67,7 @@ export async function startHarness(options: SandboxOptions = {}): Promise<Harnes
     client(overrides = {}) {
       const log = captureLogger();
       const { onCall, records } = recordCalls();
-      const client = createUpstreamClient({
-        baseUrl: url,
-        username: USERNAME,
-        privateKey: PRIVATE_KEY,
-        timeoutMs: 2_000,
-        logger: log.logger,
-        retry: FAST_RETRY,
-        onCall,
-        ...overrides,
-      });
+      const client = createUpstreamClient({ ...clientOptions(url, log.logger), retry: FAST_RETRY, onCall, ...overrides });
       clients.push(client);
       return { client, log, records };
     },
@@ -84,6 +76,20 @@ export async function startHarness(options: SandboxOptions = {}): Promise<Harnes
       await sandbox.close();
     },
   };
+}
+
+/**
+ * A harness for the enclosing describe block: started before each test (`'each'`) or once before
+ * all of them (`'all'`), and closed after. The object answered is filled in by that hook, so
+ * tests use it as the harness itself.
+ */
+export function useHarness(scope: 'each' | 'all', options: SandboxOptions = {}): Harness {
+  const harness = {} as Harness;
+  (scope === 'each' ? beforeEach : beforeAll)(async () => {
+    Object.assign(harness, await startHarness(options));
+  });
+  (scope === 'each' ? afterEach : afterAll)(() => harness.close());
+  return harness;
 }
 
 /**

@@ -1,8 +1,7 @@
 import { UnrecoverableError } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrisma, type PrismaClient } from '../../../src/platform/db.js';
-import { createQueueRegistry, type QueueRegistry } from '../../../src/platform/queues.js';
-import { createRedis, waitForRedis, type Redis } from '../../../src/platform/redis.js';
+import type { QueueRegistry } from '../../../src/platform/queues.js';
 import {
   callbackEventForStatus,
   callbackOutboxData,
@@ -11,30 +10,25 @@ import {
   pendingCallbackDeliveries,
 } from '../../../src/orders/callbacks/index.js';
 import { createIsolatedDatabase } from '../../helpers/database.js';
-import { TEST_REDIS_URL, uniqueId } from '../../helpers/env.js';
+import { createTestQueues, type TestQueues } from '../../helpers/queues.js';
 import { createOrder, seedCatalog } from './helpers.js';
 
 describe('callback outbox', () => {
   let db: { url: string; drop: () => Promise<void> };
   let prisma: PrismaClient;
-  let redis: Redis;
+  let testQueues: TestQueues;
   let queues: QueueRegistry;
   let cardId: string;
-  const prefix = uniqueId('cbo');
 
   beforeAll(async () => {
     db = await createIsolatedDatabase();
     prisma = createPrisma({ url: db.url, poolMax: 4 });
-    redis = createRedis(TEST_REDIS_URL, 'producer');
-    await waitForRedis(redis);
-    queues = createQueueRegistry({ redisUrl: TEST_REDIS_URL, producer: redis, prefix });
+    testQueues = await createTestQueues('cbo');
+    queues = testQueues.queues;
     cardId = await seedCatalog(prisma);
   });
   afterAll(async () => {
-    await queues.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    await redis.quit();
+    await testQueues.close();
     await prisma.$disconnect();
     await db.drop();
   });

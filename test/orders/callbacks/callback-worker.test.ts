@@ -11,12 +11,11 @@ import {
 } from '../../../src/orders/callbacks/index.js';
 import { createPrisma, type PrismaClient } from '../../../src/platform/db.js';
 import { createLogger } from '../../../src/platform/logger.js';
-import { createQueueRegistry, type QueueRegistry } from '../../../src/platform/queues.js';
-import { createRedis, waitForRedis, type Redis } from '../../../src/platform/redis.js';
+import type { QueueRegistry } from '../../../src/platform/queues.js';
 import { decodeSecret, generateSecret, verify } from '../../../src/platform/standard-webhooks.js';
 import { LogCapture } from '../../helpers/context.js';
 import { createIsolatedDatabase } from '../../helpers/database.js';
-import { TEST_REDIS_URL, uniqueId } from '../../helpers/env.js';
+import { createTestQueues, type TestQueues } from '../../helpers/queues.js';
 import { createOrder, FAKE_CARD_CODE, seedCatalog, startReceiver, waitFor, type OrderOverrides, type Receiver } from './helpers.js';
 
 const MAX_ATTEMPTS = 4;
@@ -26,10 +25,9 @@ describe('callback worker', () => {
   const secret = generateSecret();
   const logs = new LogCapture();
   const log = createLogger('debug', logs);
-  const prefix = uniqueId('cbw');
   let db: { url: string; drop: () => Promise<void> };
   let prisma: PrismaClient;
-  let redis: Redis;
+  let testQueues: TestQueues;
   let queues: QueueRegistry;
   let dispatcher: Agent;
   let worker: Worker;
@@ -39,9 +37,8 @@ describe('callback worker', () => {
   beforeAll(async () => {
     db = await createIsolatedDatabase();
     prisma = createPrisma({ url: db.url, poolMax: 4 });
-    redis = createRedis(TEST_REDIS_URL, 'producer');
-    await waitForRedis(redis);
-    queues = createQueueRegistry({ redisUrl: TEST_REDIS_URL, producer: redis, prefix });
+    testQueues = await createTestQueues('cbw');
+    queues = testQueues.queues;
     dispatcher = new Agent({ keepAliveTimeout: 1_000 });
     cardId = await seedCatalog(prisma);
     worker = startCallbackWorker({
@@ -60,11 +57,8 @@ describe('callback worker', () => {
     await receiver?.close();
   });
   afterAll(async () => {
-    await queues.close();
+    await testQueues.close();
     await dispatcher.close();
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
-    await redis.quit();
     await prisma.$disconnect();
     await db.drop();
   });
