@@ -6,6 +6,7 @@ import type { ApiComponents } from './api-components.js';
 import type { Config } from './config/index.js';
 import { healthRoutes } from './platform/http/health-routes.js';
 import { rejectUnstorable, strictFormats } from './platform/http/input-guards.js';
+import { lazyChildLoggerFactory } from './platform/http/lazy-request-logger.js';
 import ajvFormatsModule from 'ajv-formats';
 import metricsRoute from './platform/http/metrics-route.js';
 import type { Logger } from './platform/logger.js';
@@ -87,17 +88,25 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // Fastify's two lines per request cost more than the catalog answer itself; requestLog()
     // below writes one line, at info only when it matters.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLoggerFactory,
     // Route responses are serialised through their schemas: an allowlist, so a field that is not
     // declared (a secret, a code) can never leak by accident.
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.addHook('onSend', async (request, reply) => {
+  // Callback hooks rather than async ones on every request: no promise per hook.
+  app.addHook('onSend', (request, reply, payload, done) => {
     reply.header('x-request-id', String(request.id));
+    done(null, payload);
   });
   app.addHook('onResponse', requestLog);
   // Strings PostgreSQL cannot store (NUL, unpaired surrogates) are refused before any handler.
-  app.addHook('preValidation', async (request) => {
-    rejectUnstorable({ path: request.params, query: request.query, body: request.body });
+  app.addHook('preValidation', (request, _reply, done) => {
+    try {
+      rejectUnstorable({ path: request.params, query: request.query, body: request.body });
+      done();
+    } catch (err) {
+      done(err as Error);
+    }
   });
 
   await app.register(errorHandler);

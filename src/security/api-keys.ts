@@ -153,6 +153,21 @@ export function createApiKeyService({
       return { summary, notified };
     },
 
+    /**
+     * The request path's fast lane: the answer for a key whose lookup is cached and fresh, without
+     * a promise; `pending` when the database must be asked (then use authenticate).
+     */
+    authenticateCached(presented: string): ApiKeyIdentity | undefined | 'pending' {
+      const parsed = parseApiKey(presented);
+      if (!parsed) return undefined;
+      const cached = cache.get(parsed.prefix);
+      if (!cached || cached.expiresAt <= now()) return 'pending';
+      remember(cache, parsed.prefix, cached);
+      if (!cached.identity || !cached.hash || !hashMatches(presented, cached.hash)) return undefined;
+      touch(cached.identity.id);
+      return cached.identity;
+    },
+
     /** The identity behind a presented key, or undefined for any malformed, unknown or revoked key. */
     async authenticate(presented: string): Promise<ApiKeyIdentity | undefined> {
       const parsed = parseApiKey(presented);
