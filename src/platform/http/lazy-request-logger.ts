@@ -41,7 +41,7 @@ class LazyRequestLogger {
   }
 
   private emit(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', args: unknown[]): void {
-    if (this.enabled(level)) (this.real[level] as LogMethod)(...args);
+    if (this.enabled(level)) (this.real[level])(...args);
   }
 
   fatal(...args: unknown[]): void {
@@ -71,5 +71,5 @@ class LazyRequestLogger {
 
 /** Fastify's `childLoggerFactory`. */
 export function lazyChildLoggerFactory(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  return new LazyRequestLogger(logger, bindings, options) as unknown as FastifyBaseLogger;
+  return new LazyRequestLogger(logger, bindings, options);
 }
