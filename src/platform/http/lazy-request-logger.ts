@@ -1,8 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { levels, type Bindings, type ChildLoggerOptions, type LevelWithSilentOrString } from 'pino';
 
-type LogMethod = (...args: unknown[]) => void;
-
 /**
  * Fastify gives every request a child logger (with its request id). Creating a pino child runs
  * the redaction machinery over its bindings, which for a fast in-memory answer (the catalog)
@@ -41,7 +39,7 @@ class LazyRequestLogger {
   }
 
   private emit(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', args: unknown[]): void {
-    if (this.enabled(level)) (this.real[level])(...args);
+    if (this.enabled(level)) Reflect.apply(this.real[level], this.real, args);
   }
 
   fatal(...args: unknown[]): void {
