@@ -1,31 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { App } from '../src/app.js';
 import { createTestContext, type TestContext } from './helpers/context.js';
-
-interface RouteEntry {
-  method: string;
-  path: string;
-}
-
-/**
- * Every route of the app, from `printRoutes({ commonPrefix: false })`: a tree whose lines are
- * `<indent>├── <segment> (METHOD, …)`, four characters of indent per level, each segment
- * continuing its parent's path.
- */
-function registeredRoutes(app: App): RouteEntry[] {
-  const routes: RouteEntry[] = [];
-  const stack: string[] = [];
-  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^(.*?)(?:├── |└── )(.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (!match) continue;
-    const depth = match[1]!.length / 4;
-    stack.length = depth;
-    stack.push(match[2]!);
-    const path = stack.join('');
-    for (const method of (match[3] ?? '').split(',').map((m) => m.trim()).filter(Boolean)) routes.push({ method, path });
-  }
-  return routes;
-}
+import { listRoutes, type RouteEntry } from './helpers/routes.js';
 
 /** A concrete URL for a route pattern: each `:param` and `*` filled with a harmless dummy. */
 function concreteUrl(path: string): string {
@@ -40,7 +16,7 @@ describe('every /v1 route requires an API key', () => {
   beforeAll(async () => {
     ctx = await createTestContext();
     app = await ctx.app();
-    routes = registeredRoutes(app).filter((r) => r.path.startsWith('/v1/') && r.method !== 'HEAD');
+    routes = listRoutes(app).filter((r) => r.path.startsWith('/v1/') && r.method !== 'HEAD');
   });
   afterAll(() => ctx.close());
 
@@ -53,7 +29,7 @@ describe('every /v1 route requires an API key', () => {
         { method: 'GET', path: '/v1/catalog/denominations/:cardId' },
       ]),
     );
-    expect(registeredRoutes(app)).toContainEqual({ method: 'GET', path: '/healthz' });
+    expect(listRoutes(app)).toContainEqual({ method: 'GET', path: '/healthz' });
   });
 
   it('answers each without a key with 401 problem details', async () => {

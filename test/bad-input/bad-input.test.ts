@@ -9,6 +9,7 @@ import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 import { PATTERN_SAMPLES } from './generators.js';
 import { enumerateRoutes, probesFor, routePatterns, type Probe, type RouteInfo } from './routes.js';
 import { EXPECTED_TABLES, diff, snapshot, type Snapshot } from './snapshot.js';
+import { withTimeout } from '../../src/platform/with-timeout.js';
 
 /**
  * The bad-input suite: every route of the real app, with an admin key and with none, fed
@@ -47,21 +48,6 @@ export function describeProbe(p: Probe): string {
   return `[${p.auth}] ${p.method} ${short(p.url, 120)} {${headers}}${p.body !== undefined ? ` body=${short(p.body, 120)}` : ''}  (${p.route} / ${p.name})`;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
-}
 
 /** What an answer must look like; undefined when it is fine. */
 export function judge(o: Outcome): string | undefined {

@@ -1,4 +1,5 @@
 import type { App } from '../../src/app.js';
+import { listRoutes } from '../helpers/routes.js';
 import {
   BAD_ACCEPT,
   BAD_AUTHORIZATION,
@@ -30,19 +31,7 @@ export interface RouteInfo {
  * with its input schemas from the OpenAPI document the app generates from the same route schemas.
  */
 export function enumerateRoutes(app: App): RouteInfo[] {
-  const found: { method: string; path: string }[] = [];
-  const stack: string[] = [];
-  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^(.*?)(?:├── |└── )(.+?)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (!match) continue;
-    const depth = match[1]!.length / 4;
-    stack.length = depth;
-    stack.push(match[2]!);
-    let path = stack.join('');
-    // The tree drops the slash before a wildcard that follows a route of its own (`/console` → `*`).
-    if (/[^/]\*$/.test(path) && !app.hasRoute({ method: 'GET', url: path }) && app.hasRoute({ method: 'GET', url: path.replace(/\*$/, '/*') })) path = path.replace(/\*$/, '/*');
-    for (const method of (match[3] ?? '').split(',').map((m) => m.trim()).filter(Boolean)) found.push({ method, path });
-  }
+  const found = listRoutes(app);
   const doc = app.swagger() as { paths?: Record<string, Record<string, { parameters?: (ParamSpec & { schema: Schema })[]; requestBody?: { content?: Record<string, { schema?: Schema }> } }>> };
   return found.map(({ method, path }) => {
     const openapiPath = path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
+import { withTimeout } from '../with-timeout.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -35,21 +36,6 @@ const CheckResult = Type.Object({
 
 const READY_TIMEOUT_MS = 2_000;
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new ReadinessTimeout(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
-}
 
 /** What /readyz may say about a failure: fixed words, never the error's own message. */
 function publicFailure(err: unknown): { error: string; details?: Record<string, unknown> } {
@@ -94,7 +80,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks: ReadinessCheck[] 
         checks.map(async (c) => {
           const started = performance.now();
           try {
-            const details = await withTimeout(c.check(), READY_TIMEOUT_MS);
+            const details = await withTimeout(c.check(), READY_TIMEOUT_MS, () => new ReadinessTimeout(`no answer within ${READY_TIMEOUT_MS} ms`));
             return [c.name, { ok: true, ms: Math.round(performance.now() - started), ...(details ? { details } : {}) }, c] as const;
           } catch (err) {
             request.log.warn({ check: c.name, critical: c.critical !== false, err: { message: (err as Error).message } }, 'readiness check failed');
