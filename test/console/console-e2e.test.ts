@@ -117,7 +117,8 @@ describe.skipIf(!HAS_CHROMIUM)(HAS_CHROMIUM ? 'support console in Chromium' : `s
     await page.getByRole('button', { name: 'Search' }).click();
     const link = page.getByRole('link', { name: String(order.transactionNumber), exact: true });
     await link.waitFor();
-    expect(await page.locator('table.orders tbody tr').count()).toBe(1);
+    // The results may render more than once (the status strip refreshes after sign-in): poll.
+    await expect.poll(() => page.locator('table.orders tbody tr').count()).toBe(1);
     await link.click();
     await page.getByRole('heading', { name: `Order ${order.transactionNumber}` }).waitFor();
     const text = (await page.locator('main').textContent()) ?? '';
