@@ -90,12 +90,6 @@ export async function connectRedis(config: Pick<Config, 'redisUrl'>, log: Logger
   return redis;
 }
 
-/**
- * How long a worker holds an order between commits: well above one provider call's timeout, so a
- * live worker never loses it mid-call, yet short enough that a dead worker's orders move on.
- */
-const ORDER_LEASE_MS = 60_000;
-
 /** How often API instances reload the catalog even without an announcement (a missed message). */
 const CATALOG_RELOAD_EVERY_MS = 5 * 60_000;
 
@@ -190,9 +184,10 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
       startOrderWorker({
         queues,
         log,
+        lockMs: config.orders.leaseMs,
         concurrency: config.orders.workerConcurrency,
         deps: {
-          store: createOrderStore(prisma, workerId, ORDER_LEASE_MS),
+          store: createOrderStore(prisma, workerId, config.orders.leaseMs),
           upstream: upstream.client,
           recorder,
           vault,

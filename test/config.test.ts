@@ -131,4 +131,11 @@ describe('configuration', () => {
     expect(problemsOf({ CARD_CODE_KEYS: `a:${KEY},a:${KEY}` })[0]).toMatch(/appears twice/);
     expect(problemsOf({ CARD_CODE_KEYS: KEY })[0]).toMatch(/id:base64key/);
   });
+
+  it('keeps the order lease well above a provider call', () => {
+    expect(loadConfig({}).orders.leaseMs).toBe(60_000);
+    expect(problemsOf({ ORDER_LEASE_MS: '20000', UPSTREAM_TIMEOUT_MS: '15000' })).toEqual([
+      'ORDER_LEASE_MS must be at least twice UPSTREAM_TIMEOUT_MS (a live worker must never lose an order while waiting on the provider)',
+    ]);
+  });
 });

@@ -114,6 +114,7 @@ export const envSchema = z
     ORDER_WORKER_CONCURRENCY: int(50, 1, 1000),
     GATEWAY_FAILPOINTS: optionalString,
     RECONCILE_INTERVAL_MS: int(60_000, 100, 3_600_000),
+    ORDER_LEASE_MS: int(60_000, 5_000, 600_000),
     SANDBOX_PORT: int(0, 0, 65535),
     CATALOG_SYNC_CRON: cron.default('0 3 * * *'),
     TZ: optionalString.refine((v) => v === undefined || isValidTimeZone(v), { message: 'must be an IANA time zone such as Europe/Berlin' }),

@@ -52,7 +52,16 @@ export interface Config {
     syncConcurrency: number;
   };
   migrateOnStart: boolean;
-  orders: { maxQuantity: number; workerConcurrency: number; reconcileIntervalMs: number };
+  orders: {
+    maxQuantity: number;
+    workerConcurrency: number;
+    reconcileIntervalMs: number;
+    /**
+     * How long a worker holds an order between commits (and its job lock): well above one provider
+     * call's timeout, so a live worker never loses it mid-call; a dead worker's orders move on after it.
+     */
+    leaseMs: number;
+  };
   /** Crash-test failpoints (never in production). */
   failpoints: Map<Failpoint, number> | undefined;
   rateLimit: { max: number; windowMs: number };
@@ -84,6 +93,9 @@ export function loadConfig(raw: Record<string, string | undefined> = process.env
         return `${name} ${message}`;
       });
   problems.push(...crossFieldProblems(source));
+  if (result.success && result.data.ORDER_LEASE_MS < 2 * result.data.UPSTREAM_TIMEOUT_MS) {
+    problems.push('ORDER_LEASE_MS must be at least twice UPSTREAM_TIMEOUT_MS (a live worker must never lose an order while waiting on the provider)');
+  }
   if (!result.success || problems.length > 0) throw new ConfigError([...new Set(problems)]);
   const e = result.data;
   const sandbox = e.UPSTREAM_BASE_URL === undefined;
@@ -123,7 +135,7 @@ export function loadConfig(raw: Record<string, string | undefined> = process.env
       syncConcurrency: e.CATALOG_SYNC_CONCURRENCY,
     },
     migrateOnStart: e.MIGRATE_ON_START,
-    orders: { maxQuantity: e.ORDER_MAX_QUANTITY, workerConcurrency: e.ORDER_WORKER_CONCURRENCY, reconcileIntervalMs: e.RECONCILE_INTERVAL_MS },
+    orders: { maxQuantity: e.ORDER_MAX_QUANTITY, workerConcurrency: e.ORDER_WORKER_CONCURRENCY, reconcileIntervalMs: e.RECONCILE_INTERVAL_MS, leaseMs: e.ORDER_LEASE_MS },
     failpoints: e.GATEWAY_FAILPOINTS ? parseFailpoints(e.GATEWAY_FAILPOINTS).points : undefined,
     rateLimit: { max: e.RATE_LIMIT_MAX, windowMs: e.RATE_LIMIT_WINDOW_MS },
     logLevel: e.LOG_LEVEL,

@@ -33,7 +33,7 @@ import { advanceOrder, type PipelineDeps, type RunResult } from './pipeline.js';
  * consumes BullMQ attempts; attempts are left for unexpected errors (database down…), after
  * which the reconciler picks the order up again.
  */
-export function startOrderWorker({ queues, deps, log, concurrency }: { queues: QueueRegistry; deps: PipelineDeps; log: Logger; concurrency: number }) {
+export function startOrderWorker({ queues, deps, log, concurrency, lockMs = 60_000 }: { queues: QueueRegistry; deps: PipelineDeps; log: Logger; concurrency: number; lockMs?: number }) {
   return queues.worker(
     'order-pipeline',
     async (job: Job<QueuePayloads['order-pipeline']>, token?: string): Promise<RunResult> => {
@@ -49,7 +49,7 @@ export function startOrderWorker({ queues, deps, log, concurrency }: { queues: Q
       concurrency,
       // A job whose worker died is re-run by another; the order's lease (not this lock) keeps
       // two runs from driving one order at once.
-      lockDuration: 60_000,
+      lockDuration: lockMs,
       maxStalledCount: 1_000,
     },
   );
