@@ -5,7 +5,7 @@ import { describeUrl } from './platform/describe-url.js';
 import type { Logger } from './platform/logger.js';
 import { migrate } from './platform/migrate.js';
 import { createQueueRegistry, type QueueRegistry } from './platform/queues.js';
-import { checkEvictionPolicy, createRedis, waitForRedis, type Redis } from './platform/redis.js';
+import { checkEvictionPolicy, createRedis, pingRedis, waitForRedis, type Redis } from './platform/redis.js';
 import { createScheduler, type Scheduler } from './platform/scheduler.js';
 import { createShutdown, type Shutdown } from './platform/shutdown.js';
 import { listenForRevocations } from './security/api-keys.js';
@@ -24,6 +24,7 @@ import { startOrderWorker } from './orders/order-jobs.js';
 import { reconcileOrders } from './orders/reconciler.js';
 import { createFailpointHook } from './platform/failpoints.js';
 import { createMetrics } from './platform/metrics.js';
+import { startOpsServer } from './platform/http/ops-server.js';
 import { createOrderStore } from './orders/order-store.js';
 import { listenForSettledOrders, orderSettledChannel } from './orders/order-waiters.js';
 import { createTerminalHooks } from './orders/terminal-hooks.js';
@@ -43,7 +44,7 @@ export class StartupError extends Error {
 }
 
 export interface Running {
-  /** Base URL of the HTTP API when the api role runs. */
+  /** Where this process listens: the HTTP API, or (worker/scheduler only) the operations endpoints. */
   url: string | undefined;
   /** Base URL of the provider in use (the embedded sandbox's when none is configured). */
   upstreamUrl: string;
@@ -242,6 +243,22 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
       url = await app.listen({ port: config.http.port, host: config.http.host });
       shutdown.add('http', () => app!.close());
       upstream.deliverWebhooksTo?.(`${url}/webhooks/upstream`, webhookSecrets);
+    }
+
+    if (!roles.includes('api')) {
+      // PORT serves the operations endpoints only: health probes and metrics for this process.
+      const ops = await startOpsServer({
+        log,
+        host: config.http.host,
+        port: config.http.port,
+        metrics,
+        checks: [
+          { name: 'database', check: () => pingDatabase(prisma) },
+          { name: 'redis', check: () => pingRedis(redis) },
+        ],
+      });
+      shutdown.add('operations listener', () => ops.app.close());
+      url = ops.url;
     }
 
     return { url, upstreamUrl: upstream.url, app, upstream: upstream.client, catalog, prisma, redis, queues, scheduler, shutdown };

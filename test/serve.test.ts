@@ -68,11 +68,16 @@ describe('gateway serve (a real process)', () => {
 
   it('runs only the requested roles', async () => {
     const prefix = uniqueId('serve');
-    const child = startGateway(['serve', '--role', 'worker', '--role', 'scheduler'], { DATABASE_URL: db.url, LOG_LEVEL: 'info', QUEUE_PREFIX: prefix, CARD_CODE_KEY_FILE: `/tmp/${prefix}.keys` });
+    const child = startGateway(['serve', '--role', 'worker', '--role', 'scheduler'], { DATABASE_URL: db.url, PORT: '0', LOG_LEVEL: 'info', QUEUE_PREFIX: prefix, CARD_CODE_KEY_FILE: `/tmp/${prefix}.keys` });
     try {
       const started = await waitForLog(child, (l) => l.msg === 'gateway started');
       expect(started.roles).toEqual(['worker', 'scheduler']);
-      expect(started.url).toBeUndefined();
+      // No API, but the operations endpoints for probes and Prometheus.
+      const url = String(started.url);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      expect(((await (await fetch(`${url}/readyz`)).json()) as { status: string }).status).toBe('ready');
+      expect(await (await fetch(`${url}/metrics`)).text()).toContain('gateway_orders');
+      expect((await fetch(`${url}/v1/me`)).status).toBe(404);
       child.kill('SIGTERM');
       expect(await waitForExit(child)).toBe(0);
     } finally {
