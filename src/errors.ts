@@ -69,7 +69,3 @@ export class AppError extends Error {
     this.headers = options.headers;
   }
 }
-
-export function isAppError(value: unknown): value is AppError {
-  return value instanceof AppError;
-}

@@ -29,9 +29,9 @@ import { advanceOrder, type PipelineDeps, type RunResult } from './pipeline.js';
 
 /**
  * The order worker: a thin driver around advanceOrder. An order that must wait (busy provider,
- * back-off before a retry) is moved back to the delayed set with its own delay, so waiting never
- * consumes BullMQ attempts; attempts are left for unexpected errors (database down…), after
- * which the reconciler picks the order up again.
+ * back-off before a retry) is moved back to the delayed set with its own delay. An unexpected
+ * error (database down…) fails the job; the order keeps its committed state and the reconciler
+ * queues it again.
  */
 export function startOrderWorker({ queues, deps, log, concurrency, lockMs = 60_000 }: { queues: QueueRegistry; deps: PipelineDeps; log: Logger; concurrency: number; lockMs?: number }) {
   return queues.worker(
@@ -54,8 +54,3 @@ export function startOrderWorker({ queues, deps, log, concurrency, lockMs = 60_0
     },
   );
 }
-
-export const ORDER_JOB_OPTIONS = {
-  attempts: 8,
-  backoff: { type: 'exponential', delay: 2_000 },
-} as const;
