@@ -163,6 +163,33 @@ describe('API keys and scopes', () => {
     expect(service.cachedCount()).toBeLessThanOrEqual(4);
   });
 
+  it('answers a key in use from memory, and stops at once on revocation or expiry', async () => {
+    const { prisma, probe } = instrumentedPrisma();
+    let clock = 1_000_000;
+    const service = createApiKeyService({ prisma, log: ctx.log, cacheTtlMs: 10_000, now: () => clock });
+    const key = await ctx.key(['catalog:read']);
+    const { prefix } = parseApiKey(key)!;
+    expect(service.authenticateCached(key)).toBe('pending');
+    expect((await service.authenticate(key))?.prefix).toBe(prefix);
+    for (let i = 0; i < 3; i++) expect(service.authenticateCached(key)).toMatchObject({ prefix });
+    // The same prefix with another secret is checked against the hash, not waved through.
+    expect(service.authenticateCached(`${key.slice(0, -4)}AAAA`)).toBeUndefined();
+    expect(service.authenticateCached(key)).toMatchObject({ prefix });
+    expect(probe.lookups).toEqual([prefix]);
+
+    clock += 10_000; // the cache entry expires: the remembered key expires with it
+    expect(service.authenticateCached(key)).toBe('pending');
+    expect(await service.authenticate(key)).toBeDefined();
+    expect(service.authenticateCached(key)).toMatchObject({ prefix });
+
+    service.forget(prefix); // a revocation announced by another instance
+    expect(service.authenticateCached(key)).toBe('pending');
+    await ctx.apiKeys.revoke(prefix);
+    expect(await service.authenticate(key)).toBeUndefined();
+    expect(service.authenticateCached(key)).toBeUndefined();
+    expect(probe.lookups).toEqual([prefix, prefix, prefix]);
+  });
+
   it('never hands out the stored hash', async () => {
     const key = await ctx.key(['catalog:read']);
     const { prefix } = parseApiKey(key)!;

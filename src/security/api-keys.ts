@@ -32,6 +32,12 @@ interface CacheEntry {
   expiresAt: number;
 }
 
+/** A presented key that verified against `entry`; valid while `entry` is still the prefix's cache entry. */
+interface VerifiedKey {
+  prefix: string;
+  entry: CacheEntry & { identity: ApiKeyIdentity };
+}
+
 export interface ApiKeyServiceDeps {
   prisma: PrismaClient;
   log: Logger;
@@ -63,6 +69,16 @@ const MAX_LOAD_ATTEMPTS = 3;
  *
  * The cache is an LRU bounded by `cacheMaxEntries`: a flood of random well-formed keys (each a
  * cached miss) pushes out only entries nobody used since, never the keys in active use.
+ *
+ * On top of it, keys that verified against a cached entry are remembered by their exact text
+ * for as long as that entry lives, so the request path of a key in use is one Map lookup: no
+ * SHA-256 (one hash object per request was the largest cost of a cached catalog answer). Such a
+ * hit is valid only while the prefix's cache entry is the very one it verified against, so a
+ * revocation or an expiry ends it at once. This keeps presented keys in process memory for up
+ * to the cache TTL, as in-flight requests do anyway; a memory dump of a live gateway exposes
+ * far more (vault keys, the provider key) than a storefront key. The lookup compares the key's
+ * text, not in constant time: V8 hashes strings with a per-process random seed and compares
+ * only candidates with the same hash, which gives a remote timing attack nothing to measure.
  */
 export function createApiKeyService({
   prisma,
@@ -75,6 +91,7 @@ export function createApiKeyService({
 }: ApiKeyServiceDeps) {
   const cache = new Map<string, CacheEntry>();
   const generations = new Map<string, number>();
+  const verified = new Map<string, VerifiedKey>();
   let generationSeq = 0;
   const lastUsedWritten = new Map<string, number>();
 
@@ -158,12 +175,22 @@ export function createApiKeyService({
      * a promise; `pending` when the database must be asked (then use authenticate).
      */
     authenticateCached(presented: string): ApiKeyIdentity | undefined | 'pending' {
+      const hit = verified.get(presented);
+      if (hit) {
+        if (cache.get(hit.prefix) === hit.entry && hit.entry.expiresAt > now()) {
+          remember(cache, hit.prefix, hit.entry);
+          touch(hit.entry.identity.id);
+          return hit.entry.identity;
+        }
+        verified.delete(presented);
+      }
       const parsed = parseApiKey(presented);
       if (!parsed) return undefined;
       const cached = cache.get(parsed.prefix);
       if (!cached || cached.expiresAt <= now()) return 'pending';
       remember(cache, parsed.prefix, cached);
       if (!cached.identity || !cached.hash || !hashMatches(presented, cached.hash)) return undefined;
+      remember(verified, presented, { prefix: parsed.prefix, entry: cached as VerifiedKey['entry'] });
       touch(cached.identity.id);
       return cached.identity;
     },
