@@ -24,6 +24,8 @@ export interface CardEncrypter {
 
 /** What happens when an order reaches a terminal status: written with it, then announced after commit. */
 export interface TerminalHooks {
+  /** Whether inTransaction has anything to write for this order (else the commit needs no transaction). */
+  writesFor(order: OrderRow): boolean;
   /** Inside the status change's transaction (e.g. the callback outbox row); returns what to announce. */
   inTransaction(tx: Prisma.TransactionClient, order: OrderRow): Promise<string[]>;
   /** After commit: wake waiting requests, enqueue callback deliveries. Failures are logged only. */
@@ -234,7 +236,7 @@ async function settle(
     counters,
     calls,
     cards,
-    ...(terminal
+    ...(terminal && deps.terminal.writesFor(order)
       ? {
           also: async (tx: Prisma.TransactionClient, row: OrderRow) => {
             outboxIds = await deps.terminal.inTransaction(tx, row);

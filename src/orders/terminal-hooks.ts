@@ -13,6 +13,10 @@ import type { TerminalHooks } from './pipeline.js';
 export function createTerminalHooks({ queues, publisher, log }: { queues: QueueRegistry; publisher: Redis; log: Logger }): TerminalHooks {
   const channel = orderSettledChannel(queues.prefix);
   return {
+    writesFor(order) {
+      // Only the callback outbox row; callbackEventForStatus is checked on the written row.
+      return order.callbackUrl !== null;
+    },
     async inTransaction(tx, order) {
       const event = callbackEventForStatus(order.status);
       if (!event) return [];

@@ -59,7 +59,7 @@ describe('reconciler and order leases', () => {
       recorder,
       vault: gw.ctx.vault,
       busy: gw.busy,
-      terminal: { inTransaction: async () => [], afterCommit: async () => undefined },
+      terminal: { writesFor: () => false, inTransaction: async () => [], afterCommit: async () => undefined },
       log: gw.ctx.log,
       policy: FAST_POLICY,
     });
