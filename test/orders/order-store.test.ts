@@ -85,7 +85,7 @@ describe('order store', () => {
       ['provider_call', 'confirmOrder', true],
       ['status', 'fulfilled', null],
     ]);
-    expect(events[1]).toMatchObject({ upstreamCode: 10001, durationMs: 7, detail: { attempt: 1, httpStatus: 200, errorKind: 'upstream' } });
+    expect(events[1]).toMatchObject({ upstreamCode: 10001, durationMs: 7, detail: { attempt: 1, httpStatus: 200, errorKind: 'provider' } });
     expect(events[3]).toMatchObject({ fromStatus: 'queued', toStatus: 'reserving' });
     expect(events[4]!.detail).toEqual({ transactionId: `TXN-${id}` });
     expect(events[5]!.detail).toEqual({ note: 'a note' });
