@@ -42,6 +42,8 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
       latest = (await orders.get(order.id, { apiKeyId: order.apiKeyId, seeAll: true })) ?? latest;
       return isTerminal(latest.status);
     });
+    // Read once more only when the wait ended without seeing the order settle (timeout).
+    if (isTerminal(latest.status)) return latest;
     return (await orders.get(order.id, { apiKeyId: order.apiKeyId, seeAll: true })) ?? latest;
   }
 

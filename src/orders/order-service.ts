@@ -1,12 +1,12 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { CatalogCache } from '../catalog/catalog-cache.js';
 import { AppError } from '../errors.js';
-import { Prisma, type PrismaClient } from '../platform/db.js';
+import type { PrismaClient } from '../platform/db.js';
 import type { Logger } from '../platform/logger.js';
 import type { QueueRegistry } from '../platform/queues.js';
 import { orderTotal, sameAmount } from './money.js';
 import { enqueueOrder } from './order-jobs.js';
-import type { OrderRow } from './order-store.js';
+import { ORDER_COLUMNS, type OrderRow } from './order-store.js';
 
 export interface NewOrderRequest {
   cardId: string;
@@ -35,10 +35,6 @@ export function requestHash(request: NewOrderRequest): string {
     request.callbackUrl ?? null,
   ]);
   return createHash('sha256').update(canonical).digest('hex');
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002';
 }
 
 export interface OrderServiceDeps {
@@ -86,35 +82,32 @@ export function createOrderService({ prisma, catalog, queues, log }: OrderServic
         });
       }
 
-      let order: OrderRow;
-      try {
-        const id = randomUUID();
-        order = await prisma.$transaction(async (tx) => {
-          const created = await tx.order.create({
-            data: {
-              id,
-              apiKeyId,
-              idempotencyKey,
-              requestHash: hash,
-              cardId: request.cardId,
-              quantity: request.quantity,
-              unitPrice: denomination.unitPrice,
-              totalAmount: orderTotal(denomination.unitPrice, request.quantity),
-              reference: request.reference ?? null,
-              callbackUrl: request.callbackUrl ?? null,
-              // The merchant's payment reference sent with confirm-order: stable across retries.
-              paymentId: `gw-${id}`,
-            },
-          });
-          await tx.orderEvent.create({ data: { orderId: created.id, kind: 'status', toStatus: 'queued', detail: { detail: 'accepted' } } });
-          return created;
-        });
-      } catch (err) {
-        if (!isUniqueViolation(err)) throw err;
+      // One statement claims the key and writes the order with its first timeline entry: the
+      // unique (api_key_id, idempotency_key) index decides between concurrent requests; the
+      // losers insert nothing (ON CONFLICT DO NOTHING waits for the winner's commit), then read
+      // its row and replay it (same body) or get 422 (other body).
+      const id = randomUUID();
+      const [created] = await prisma.$queryRaw<OrderRow[]>`
+        WITH created AS (
+          INSERT INTO orders (id, api_key_id, idempotency_key, request_hash, card_id, quantity, unit_price, total_amount, reference, callback_url, payment_id)
+          VALUES (${id}::uuid, ${apiKeyId}::uuid, ${idempotencyKey}, ${hash}, ${request.cardId}, ${request.quantity}::int, ${denomination.unitPrice},
+                  ${orderTotal(denomination.unitPrice, request.quantity)}::numeric, ${request.reference ?? null}::text, ${request.callbackUrl ?? null}::text,
+                  ${`gw-${id}` /* the payment reference sent with confirm-order: stable across retries */})
+          ON CONFLICT (api_key_id, idempotency_key) DO NOTHING
+          RETURNING *
+        ),
+        accepted AS (
+          INSERT INTO order_events (order_id, kind, to_status, detail)
+          SELECT created.id, 'status', 'queued', ${JSON.stringify({ detail: 'accepted' })}::jsonb FROM created
+        )
+        SELECT ${ORDER_COLUMNS} FROM created`;
+      if (!created) {
         const winner = await replayOrReject(apiKeyId, idempotencyKey, hash);
-        if (!winner) throw err;
+        // Only possible if the winning row was deleted in between, which nothing does.
+        if (!winner) throw new Error('the idempotency key was claimed, but its order cannot be read');
         return { order: winner, replayed: true };
       }
+      const order = created;
       await this.enqueue(order.id, 0, true);
       return { order, replayed: false };
     },
