@@ -15,13 +15,13 @@ import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Pool } from 'undici';
 import { createBusyMode } from '../src/orders/busy-mode.js';
-import { createCallRecorder } from '../src/orders/call-recorder.js';
 import { startOrderWorker } from '../src/orders/order-jobs.js';
 import { createOrderStore } from '../src/orders/order-store.js';
 import { createOrderWaiters, listenForSettledOrders, orderSettledChannel } from '../src/orders/order-waiters.js';
 import { createTerminalHooks } from '../src/orders/terminal-hooks.js';
 import { createRedis } from '../src/platform/redis.js';
 import { loadCatalogSeed, type SandboxCatalogSeed } from '../src/sandbox/index.js';
+import { startCpuProfile } from './cpu-profile.js';
 import { startGatewayFixture } from './gateway-fixture.js';
 import { percentile, summarise, type LatencySummary } from './load-stats.js';
 import { correctnessRow } from './report.js';
@@ -222,7 +222,6 @@ interface TimelineRow {
 }
 
 async function measureSetup(options: BenchOptions, setup: OrdersSetup, progress: (line: string) => void): Promise<OrderFigures> {
-  const recorder = createCallRecorder();
   const configEnv: Record<string, string> = {};
   if (setup.poolMax !== undefined) configEnv.DATABASE_POOL_MAX = String(setup.poolMax);
   if (setup.workerConcurrency !== undefined) configEnv.ORDER_WORKER_CONCURRENCY = String(setup.workerConcurrency);
@@ -231,7 +230,6 @@ async function measureSetup(options: BenchOptions, setup: OrdersSetup, progress:
     sandbox: { catalog: benchCatalog(), faults: { latencyMs: PROVIDER_LATENCY_MS } },
     configEnv,
     ...(setup.upstreamConnections !== undefined ? { upstreamConnections: setup.upstreamConnections } : {}),
-    onUpstreamCall: (call) => recorder.record(call),
   });
   const { config, prisma, log, queues } = fixture;
   const keyPrefix = `bench-${fixture.prefix}-${randomBytes(3).toString('hex')}`;
@@ -249,7 +247,6 @@ async function measureSetup(options: BenchOptions, setup: OrdersSetup, progress:
       deps: {
         store: createOrderStore(prisma, `bench:${fixture.prefix}`, ORDER_LEASE_MS),
         upstream: fixture.upstream,
-        recorder,
         vault: fixture.vault,
         busy: createBusyMode({ prisma }),
         terminal: createTerminalHooks({ queues, publisher: fixture.redis, log }),
@@ -280,7 +277,9 @@ async function measureSetup(options: BenchOptions, setup: OrdersSetup, progress:
     const statementsBefore = statementsSent();
     const cpuBefore = process.cpuUsage();
     const wallBefore = performance.now();
+    const stopProfile = await startCpuProfile(`orders-${setup.name}`, progress);
     const run = await runClientProcess({ url, key, keyPrefix, connections: options.connections, warmupS: options.warmupS, durationS: options.durationS });
+    await stopProfile();
 
     const cpu = process.cpuUsage(cpuBefore);
     const statements = statementsSent() - statementsBefore;

@@ -7,6 +7,7 @@
  *   BENCH_DURATION_S (10), BENCH_WARMUP_S (3), BENCH_CONNECTIONS (50)
  *   BENCH_SMOKE=1      1 s runs without warm-up; only correctness targets are judged (CI sanity)
  *   BENCH_VARIANTS=1   also measure diagnostic variants (informational rows)
+ *   BENCH_CPU_PROFILE=<prefix>  a CPU profile of the gateway process over each measured load (orders)
  *   BENCH_DATABASE_URL (postgresql://postgres@127.0.0.1:5432/gateway_bench), BENCH_REDIS_URL
  */
 import { cpus, loadavg } from 'node:os';

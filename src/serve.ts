@@ -18,7 +18,6 @@ import { createUpstreamClient, type UpstreamCallRecord, type UpstreamClient } fr
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { createBusyMode } from './orders/busy-mode.js';
-import { createCallRecorder } from './orders/call-recorder.js';
 import { startCallbackWorker } from './orders/callbacks/index.js';
 import { startOrderWorker } from './orders/order-jobs.js';
 import { reconcileOrders } from './orders/reconciler.js';
@@ -154,14 +153,10 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
 
     const busy = createBusyMode({ prisma });
     const queues = createQueueRegistry({ redisUrl: config.redisUrl, producer: redis, prefix: config.queuePrefix });
-    const recorder = createCallRecorder();
     // The catalog cache exists only with the api role; until then the age is unknown.
     let catalogAgeSeconds: () => number | undefined = () => undefined;
     const metrics = createMetrics({ prisma, queues, catalogAgeSeconds: () => catalogAgeSeconds(), busyActive: async () => (await busy.current()).active });
-    const upstream = await connectUpstream(config, log, (call) => {
-      recorder.record(call);
-      metrics.recordProviderCall(call);
-    });
+    const upstream = await connectUpstream(config, log, (call) => metrics.recordProviderCall(call));
     shutdown.add('provider client', upstream.close);
     // After the client in this list, so before it at shutdown: workers finish their in-flight
     // jobs (which call the provider) before the client closes.
@@ -190,7 +185,6 @@ export async function serve(config: Config, roles: readonly Role[], log: Logger)
         deps: {
           store: createOrderStore(prisma, workerId, config.orders.leaseMs),
           upstream: upstream.client,
-          recorder,
           vault,
           busy,
           terminal: createTerminalHooks({ queues, publisher: redis, log }),

@@ -1,29 +1,23 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-import type { UpstreamCallRecord } from '../upstream/index.js';
+import type { CallOptions, UpstreamCallRecord } from '../upstream/index.js';
+
+export type Collected<T> = { result: T; calls: UpstreamCallRecord[] } | { error: unknown; calls: UpstreamCallRecord[] };
 
 /**
- * Attributes provider calls to the order being processed. The provider client reports every
- * HTTP attempt through one `onCall` hook; the pipeline runs each step inside `collect`, so the
- * attempts made for that step (retries and re-logins included) land on that order's timeline.
+ * Runs one provider call for an order and collects its HTTP attempts (retries and the attempt
+ * a stale token failed included) for that order's timeline, with the call's error caught.
+ *
+ * The attempts are handed over explicitly through the call's `onCall` option. (This used an
+ * AsyncLocalStorage before: on Node 20 that switches on promise hooks for the whole process,
+ * a tax on every promise of every request, and the pipeline makes many.)
  */
-export function createCallRecorder() {
-  const storage = new AsyncLocalStorage<UpstreamCallRecord[]>();
-  return {
-    /** The client's onCall hook. Calls made outside `collect` (catalog sync) are ignored here. */
-    record(call: UpstreamCallRecord): void {
-      storage.getStore()?.push(call);
-    },
-    async collect<T>(run: () => Promise<T>): Promise<{ result: T; calls: UpstreamCallRecord[] } | { error: unknown; calls: UpstreamCallRecord[] }> {
-      const calls: UpstreamCallRecord[] = [];
-      return storage.run(calls, async () => {
-        try {
-          return { result: await run(), calls };
-        } catch (error) {
-          return { error, calls };
-        }
-      });
-    },
+export async function collectCalls<T>(run: (options: Required<CallOptions>) => Promise<T>): Promise<Collected<T>> {
+  const calls: UpstreamCallRecord[] = [];
+  const onCall = (call: UpstreamCallRecord) => {
+    calls.push(call);
   };
+  try {
+    return { result: await run({ onCall }), calls };
+  } catch (error) {
+    return { error, calls };
+  }
 }
-
-export type CallRecorder = ReturnType<typeof createCallRecorder>;

@@ -3,7 +3,7 @@ import type { FailpointHook } from '../platform/failpoints.js';
 import type { Logger } from '../platform/logger.js';
 import { isUpstreamError, salvageOf, type UpstreamClient } from '../upstream/index.js';
 import type { BusyMode } from './busy-mode.js';
-import type { CallRecorder } from './call-recorder.js';
+import { collectCalls } from './call-recorder.js';
 import { ORDER_POLICY, type OrderPolicy } from './order-policy.js';
 import {
   afterBalance,
@@ -35,7 +35,6 @@ export interface TerminalHooks {
 export interface PipelineDeps {
   store: OrderStore;
   upstream: Pick<UpstreamClient, 'getBalance' | 'initiateCardRequest' | 'confirmOrder'>;
-  recorder: CallRecorder;
   vault: CardEncrypter;
   busy: BusyMode;
   terminal: TerminalHooks;
@@ -123,7 +122,7 @@ export async function advanceOrder(deps: PipelineDeps, orderId: string): Promise
           return { kind: 'settled', status: 'needs_attention' };
 
         case 'check_balance': {
-          const run = await deps.recorder.collect(() => deps.upstream.getBalance(order.cardId));
+          const run = await collectCalls((call) => deps.upstream.getBalance(order.cardId, call));
           const outcome: CallOutcome<number> = 'result' in run ? { ok: true, value: run.result.balance } : { ok: false, failure: failureOf(run.error) };
           const decision = afterBalance(facts(order), outcome, policy);
           const balanceChecks = order.balanceChecks + 1;
@@ -145,8 +144,8 @@ export async function advanceOrder(deps: PipelineDeps, orderId: string): Promise
             calls: run.calls,
           });
           failpoint('before_initiate');
-          const initiated = await deps.recorder.collect(() =>
-            deps.upstream.initiateCardRequest({ cardId: reserving.cardId, quantity: reserving.quantity, transactionNumber: reserving.transactionNumber.toString() }),
+          const initiated = await collectCalls((call) =>
+            deps.upstream.initiateCardRequest({ cardId: reserving.cardId, quantity: reserving.quantity, transactionNumber: reserving.transactionNumber.toString() }, call),
           );
           failpoint('after_initiate_answer');
           const next = afterInitiate(
@@ -174,8 +173,8 @@ export async function advanceOrder(deps: PipelineDeps, orderId: string): Promise
             counters: { confirmAttempts: order.confirmAttempts + 1 },
           });
           failpoint('before_confirm');
-          const run = await deps.recorder.collect(() =>
-            deps.upstream.confirmOrder({ transactionId: confirming.transactionId!, totalAmount: confirming.totalAmount.toString(), paymentId: confirming.paymentId }),
+          const run = await collectCalls((call) =>
+            deps.upstream.confirmOrder({ transactionId: confirming.transactionId!, totalAmount: confirming.totalAmount.toString(), paymentId: confirming.paymentId }, call),
           );
           let received: { cardCode: string; cardNumber: string }[] | undefined;
           let outcome: CallOutcome<{ cards: number }>;

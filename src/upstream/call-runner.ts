@@ -26,7 +26,12 @@ export interface CallRunnerDeps {
   isClosed: () => boolean;
 }
 
-export type RunCall = <S extends z.ZodType>(endpoint: UpstreamEndpoint, body: string | undefined, schema: S) => Promise<z.output<S>>;
+export type RunCall = <S extends z.ZodType>(
+  endpoint: UpstreamEndpoint,
+  body: string | undefined,
+  schema: S,
+  onCall?: (record: UpstreamCallRecord) => void,
+) => Promise<z.output<S>>;
 
 /**
  * Runs one logical call: authentication, the single re-login on 10000, back-off retries where the
@@ -53,14 +58,16 @@ export function createCallRunner(deps: CallRunnerDeps): RunCall {
     return headers;
   }
 
-  function report(record: UpstreamCallRecord): void {
+  function report(record: UpstreamCallRecord, onCall: ((record: UpstreamCallRecord) => void) | undefined): void {
     log.debug(record, 'upstream call');
-    if (!deps.onCall) return;
-    try {
-      deps.onCall(record);
-    } catch (error) {
-      // Metrics or a timeline must never break a purchase.
-      log.warn({ endpoint: record.endpoint, err: error }, 'upstream onCall hook failed');
+    for (const hook of [deps.onCall, onCall]) {
+      if (!hook) continue;
+      try {
+        hook(record);
+      } catch (error) {
+        // Metrics or a timeline must never break a purchase.
+        log.warn({ endpoint: record.endpoint, err: error }, 'upstream onCall hook failed');
+      }
     }
   }
 
@@ -70,6 +77,7 @@ export function createCallRunner(deps: CallRunnerDeps): RunCall {
     schema: S,
     token: string | undefined,
     attempt: number,
+    onCall: ((record: UpstreamCallRecord) => void) | undefined,
   ): Promise<z.output<S>> {
     const spec = ENDPOINTS[endpoint];
     const started = performance.now();
@@ -85,7 +93,7 @@ export function createCallRunner(deps: CallRunnerDeps): RunCall {
         // Accepted by its code (spec §7); worth knowing about, never worth losing the answer over.
         log.warn({ endpoint, httpStatus: res.status, warning }, 'upstream answer inconsistent; accepted by its code'),
       );
-      report({ endpoint, attempt, ok: true, upstreamCode: SUCCESS_CODE, httpStatus, durationMs: elapsed(started), errorKind: undefined });
+      report({ endpoint, attempt, ok: true, upstreamCode: SUCCESS_CODE, httpStatus, durationMs: elapsed(started), errorKind: undefined }, onCall);
       return result;
     } catch (error) {
       const e = error instanceof UpstreamError ? error : new UpstreamError({ kind: 'network', endpoint, requestSent: true, cause: error });
@@ -102,12 +110,12 @@ export function createCallRunner(deps: CallRunnerDeps): RunCall {
         httpStatus: e.httpStatus ?? httpStatus,
         durationMs: elapsed(started),
         errorKind: e.kind,
-      });
+      }, onCall);
       throw e;
     }
   }
 
-  return async function run(endpoint, body, schema) {
+  return async function run(endpoint, body, schema, onCall) {
     const spec = ENDPOINTS[endpoint];
     let reauthenticated = false;
     let retries = 0;
@@ -117,7 +125,7 @@ export function createCallRunner(deps: CallRunnerDeps): RunCall {
       // A failed login surfaces as the login's own error: the call itself was never sent.
       const token = spec.authenticated ? await deps.tokens().get() : undefined;
       try {
-        return await attemptOnce(endpoint, body, schema, token, attempt);
+        return await attemptOnce(endpoint, body, schema, token, attempt, onCall);
       } catch (error) {
         if (!(error instanceof UpstreamError)) throw error;
         const policy = classifyFailure(error);

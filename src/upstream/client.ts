@@ -58,9 +58,9 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       return (await run('getCardDetailsList', body, cardDetailsListSchema)).data;
     },
 
-    async getBalance(cardId) {
+    async getBalance(cardId, callOptions) {
       const body = build('getBalance', () => encodeJsonBody({ card_id: catalogId(cardId, 'cardId') }));
-      const { data } = await run('getBalance', body, balanceSchema);
+      const { data } = await run('getBalance', body, balanceSchema, callOptions?.onCall);
       // The spec promises one entry echoing card_id. Stock of another card must never be taken for
       // this one, so an answer without a matching entry is refused.
       const entry = data.find((e) => sameId(e.card_id, cardId));
@@ -70,7 +70,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
       return { cardId, balance: entry.balance };
     },
 
-    async initiateCardRequest(input) {
+    async initiateCardRequest(input, callOptions) {
       const body = build('initiateCardRequest', () =>
         encodeJsonBody({
           card_id: catalogId(input.cardId, 'cardId'),
@@ -79,10 +79,10 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
           transaction_number: integerField(input.transactionNumber, 'transactionNumber', 0),
         }),
       );
-      return run('initiateCardRequest', body, initiateSchema);
+      return run('initiateCardRequest', body, initiateSchema, callOptions?.onCall);
     },
 
-    async confirmOrder(input) {
+    async confirmOrder(input, callOptions) {
       const body = build('confirmOrder', () =>
         encodeJsonBody({
           transaction_id: nonEmptyString(input.transactionId, 'transactionId'),
@@ -90,7 +90,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
           payment_id: nonEmptyString(input.paymentId, 'paymentId'),
         }),
       );
-      return (await run('confirmOrder', body, confirmSchema)).data;
+      return (await run('confirmOrder', body, confirmSchema, callOptions?.onCall)).data;
     },
 
     async close() {

@@ -5,6 +5,7 @@ export { UPSTREAM_CODES, SUCCESS_CODE, describeUpstreamCode, type KnownUpstreamC
 export { UPSTREAM_ENDPOINTS, type UpstreamEndpoint } from './endpoints.js';
 export { classifyFailure, backoffDelayMs, type FailureClassification, type FailureFacts } from './retry-policy.js';
 export type {
+  CallOptions,
   CardBalance,
   ConfirmOrderInput,
   Denomination,

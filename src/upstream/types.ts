@@ -100,13 +100,22 @@ export interface UpstreamClientOptions {
   now?: () => number;
 }
 
+/** Per-call options of the order calls. */
+export interface CallOptions {
+  /**
+   * Called once per HTTP attempt of this call (after the client's own onCall), e.g. to put the
+   * attempts on an order's timeline. A login the call waits for is the session's, not reported here.
+   */
+  onCall?: (record: UpstreamCallRecord) => void;
+}
+
 export interface UpstreamClient {
   login(): Promise<void>;
   getCardList(): Promise<Vendor[]>;
   getCardDetailsList(vendorId: string): Promise<Denomination[]>;
-  getBalance(cardId: string): Promise<CardBalance>;
-  initiateCardRequest(input: InitiateCardRequestInput): Promise<InitiatedTransaction>;
-  confirmOrder(input: ConfirmOrderInput): Promise<IssuedCard[]>;
+  getBalance(cardId: string, options?: CallOptions): Promise<CardBalance>;
+  initiateCardRequest(input: InitiateCardRequestInput, options?: CallOptions): Promise<InitiatedTransaction>;
+  confirmOrder(input: ConfirmOrderInput, options?: CallOptions): Promise<IssuedCard[]>;
   /** Closes the connection pool if the client created it. Pending calls fail. */
   close(): Promise<void>;
 }

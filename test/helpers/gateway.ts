@@ -2,7 +2,6 @@ import type { Worker } from 'bullmq';
 import type { App } from '../../src/app.js';
 import { syncCatalog } from '../../src/catalog/sync-catalog.js';
 import { createBusyMode, type BusyMode } from '../../src/orders/busy-mode.js';
-import { createCallRecorder } from '../../src/orders/call-recorder.js';
 import { startOrderWorker } from '../../src/orders/order-jobs.js';
 import type { OrderPolicy } from '../../src/orders/order-policy.js';
 import { createOrderStore } from '../../src/orders/order-store.js';
@@ -13,7 +12,7 @@ import { createMetrics } from '../../src/platform/metrics.js';
 import { createRedis } from '../../src/platform/redis.js';
 import type { SandboxOptions } from '../../src/sandbox/index.js';
 import { SANDBOX_DEFAULT_PRIVATE_KEY, SANDBOX_DEFAULT_USERNAME } from '../../src/config/index.js';
-import { createUpstreamClient, type UpstreamClient } from '../../src/upstream/index.js';
+import { createUpstreamClient, type UpstreamCallRecord, type UpstreamClient } from '../../src/upstream/index.js';
 import type { Scope } from '../../src/security/scopes.js';
 import { createTestContext, type TestContext } from './context.js';
 import { createIsolatedDatabase } from './database.js';
@@ -57,8 +56,7 @@ export async function startTestGateway(options: { sandbox?: SandboxOptions; poli
   const db = await createIsolatedDatabase();
   const ctx = await createTestContext({ DATABASE_URL: db.url });
   const sandbox = await startSandbox({ catalog: TEST_CATALOG, ...options.sandbox });
-  const recorder = createCallRecorder();
-  let metricsHook: (call: Parameters<typeof recorder.record>[0]) => void = () => undefined;
+  let metricsHook: (call: UpstreamCallRecord) => void = () => undefined;
   const upstream = createUpstreamClient({
     baseUrl: sandbox.url,
     username: options.sandbox?.username ?? SANDBOX_DEFAULT_USERNAME,
@@ -66,10 +64,7 @@ export async function startTestGateway(options: { sandbox?: SandboxOptions; poli
     timeoutMs: 2_000,
     logger: ctx.log,
     retry: { baseDelayMs: 1, maxDelayMs: 5 },
-    onCall: (call) => {
-      recorder.record(call);
-      metricsHook(call);
-    },
+    onCall: (call) => metricsHook(call),
   });
   await syncCatalog({ prisma: ctx.prisma, upstream, log: ctx.log }, 'manual');
 
@@ -81,7 +76,6 @@ export async function startTestGateway(options: { sandbox?: SandboxOptions; poli
     deps: {
       store: createOrderStore(ctx.prisma, `test-worker-${ctx.prefix}`, 30_000),
       upstream,
-      recorder,
       vault: ctx.vault,
       busy,
       terminal: createTerminalHooks({ queues: ctx.queues, publisher: ctx.redis, log: ctx.log }),

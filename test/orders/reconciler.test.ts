@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCallRecorder } from '../../src/orders/call-recorder.js';
 import { createOrderStore } from '../../src/orders/order-store.js';
 import { advanceOrder, type PipelineDeps } from '../../src/orders/pipeline.js';
 import { reconcileOrders } from '../../src/orders/reconciler.js';
@@ -52,11 +51,9 @@ describe('reconciler and order leases', () => {
     await expect.poll(async () => (await gw.ctx.prisma.order.findUniqueOrThrow({ where: { id: placed.body.id } })).statusDetail, { timeout: 5_000 }).toBe('provider_busy');
     await gw.busy.set(false);
 
-    const recorder = createCallRecorder();
     const deps = (owner: string): PipelineDeps => ({
       store: createOrderStore(gw.ctx.prisma, owner, 30_000),
       upstream: gw.upstream,
-      recorder,
       vault: gw.ctx.vault,
       busy: gw.busy,
       terminal: { writesFor: () => false, inTransaction: async () => [], afterCommit: async () => undefined },
