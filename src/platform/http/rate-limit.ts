@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError } from '../../errors.js';
 import type { Redis } from '../redis.js';
+import { createBatchedRateLimitStore } from './batched-rate-limit-store.js';
 
 export interface RateLimitOptions {
   redis: Redis;
@@ -17,13 +18,20 @@ export interface RateLimitOptions {
  * key (health, docs) are not limited here. When Redis is unreachable the limiter lets requests
  * through (`skipOnError`): refusing all traffic because a counter store is down would turn a
  * Redis blip into an outage.
+ *
+ * The store counts locally and sends counts to Redis in batches while a key is far from its limit,
+ * and goes to Redis for every request near it (batched-rate-limit-store.ts); the app's close
+ * flushes what is still pending.
  */
 async function rateLimitPlugin(app: FastifyInstance, opts: RateLimitOptions): Promise<void> {
+  const limiter = createBatchedRateLimitStore({ redis: opts.redis, nameSpace: opts.nameSpace });
+  app.addHook('onClose', async () => {
+    await limiter.close();
+  });
   await app.register(rateLimit, {
     global: true,
     hook: 'preHandler',
-    redis: opts.redis,
-    nameSpace: opts.nameSpace,
+    store: limiter.Store,
     max: opts.max,
     timeWindow: opts.windowMs,
     skipOnError: true,
