@@ -40,8 +40,13 @@ export async function measureTargets(targets: readonly HttpTarget[], options: Be
     const segments = new Map<string, LoadSegment[]>(targets.map((t) => [t.name, []]));
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? targets : [...targets].reverse();
-      options.progress(`round ${round + 1}/${rounds}: ${segmentS.toFixed(1)} s per target`);
-      for (const t of order) segments.get(t.name)!.push(await generator.run(spec(t, segmentS)));
+      const figures: string[] = [];
+      for (const t of order) {
+        const segment = await generator.run(spec(t, segmentS));
+        segments.get(t.name)!.push(segment);
+        figures.push(`${t.name} ${Math.round(segment.responses / segment.durationS)}/s`);
+      }
+      options.progress(`round ${round + 1}/${rounds}: ${figures.join(', ')}`);
     }
     return new Map([...segments].map(([name, list]) => [name, mergeSegments(list)]));
   } finally {

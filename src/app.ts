@@ -99,8 +99,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Callback hooks rather than async ones on every request: no promise per hook.
+  // x-request-id on every error (its problem body has the same requestId) and whenever the client
+  // sent one; not generated onto every successful answer, where a header costs more than a
+  // cached catalog read's own work. Every log line of a request carries the id either way.
   app.addHook('onSend', (request, reply, payload, done) => {
-    reply.header('x-request-id', String(request.id));
+    if (reply.statusCode >= 400 || request.headers['x-request-id'] !== undefined) reply.header('x-request-id', String(request.id));
     done(null, payload);
   });
   app.addHook('onResponse', requestLog);

@@ -36,7 +36,12 @@ interface CacheEntry {
 interface VerifiedKey {
   prefix: string;
   entry: CacheEntry & { identity: ApiKeyIdentity };
+  /** When this key last refreshed its cache entry's LRU position and its last-used time. */
+  refreshedAt: number;
 }
+
+/** How often a remembered key in use refreshes its LRU position and last-used time. */
+const REFRESH_EVERY_MS = 1_000;
 
 export interface ApiKeyServiceDeps {
   prisma: PrismaClient;
@@ -177,9 +182,14 @@ export function createApiKeyService({
     authenticateCached(presented: string): ApiKeyIdentity | undefined | 'pending' {
       const hit = verified.get(presented);
       if (hit) {
-        if (cache.get(hit.prefix) === hit.entry && hit.entry.expiresAt > now()) {
-          remember(cache, hit.prefix, hit.entry);
-          touch(hit.entry.identity.id);
+        const at = now();
+        if (cache.get(hit.prefix) === hit.entry && hit.entry.expiresAt > at) {
+          // The LRU position and last use are refreshed about once a second, not per request.
+          if (at - hit.refreshedAt >= REFRESH_EVERY_MS) {
+            hit.refreshedAt = at;
+            remember(cache, hit.prefix, hit.entry);
+            touch(hit.entry.identity.id);
+          }
           return hit.entry.identity;
         }
         verified.delete(presented);
@@ -190,7 +200,7 @@ export function createApiKeyService({
       if (!cached || cached.expiresAt <= now()) return 'pending';
       remember(cache, parsed.prefix, cached);
       if (!cached.identity || !cached.hash || !hashMatches(presented, cached.hash)) return undefined;
-      remember(verified, presented, { prefix: parsed.prefix, entry: cached as VerifiedKey['entry'] });
+      remember(verified, presented, { prefix: parsed.prefix, entry: cached as VerifiedKey['entry'], refreshedAt: now() });
       touch(cached.identity.id);
       return cached.identity;
     },
