@@ -44,18 +44,37 @@ const SLOW_REQUEST_MS = 1_000;
 /**
  * One access line per request: at info for writes, errors and slow requests (what operators
  * look for), at debug for successful reads, which are many and cheap (catalog, polling).
+ * Written from Fastify's LogController (its documented extension point, called for every
+ * finished response) rather than an onResponse hook, which would add a hook phase to every
+ * request; Fastify's own two lines per request (incoming, completed) are not written.
  */
-function requestLog(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
-  const ms = reply.elapsedTime;
-  const interesting = request.method !== 'GET' || reply.statusCode >= 400 || ms >= SLOW_REQUEST_MS;
-  const level = interesting ? 'info' : 'debug';
-  // Not even the line's object for a disabled level (request.routeOptions builds one per access).
-  if (levels.values[level]! < (levels.values[request.log.level] ?? 0)) {
-    done();
-    return;
+class AccessLog extends LogController {
+  constructor() {
+    // Fastify's other internal lines (route not found, default error handler) stay off: the
+    // error handler and the not-found handler are ours and log what they handle.
+    super({ disableRequestLogging: true });
   }
-  request.log[level]({ method: request.method, url: request.routeOptions.url ?? request.url.split('?')[0], status: reply.statusCode, ms: Math.round(ms * 10) / 10, key: request.apiKey?.prefix }, 'request');
-  done();
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const ms = reply.elapsedTime;
+    const interesting = error || request.method !== 'GET' || reply.statusCode >= 400 || ms >= SLOW_REQUEST_MS;
+    const level = interesting ? 'info' : 'debug';
+    // Not even the line's object for a disabled level (request.routeOptions builds one per access).
+    if (levels.values[level]! < (levels.values[request.log.level] ?? 0)) return;
+    request.log[level](
+      {
+        method: request.method,
+        url: request.routeOptions.url ?? request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(ms * 10) / 10,
+        key: request.apiKey?.prefix,
+        ...(error ? { err: { message: error.message } } : {}),
+      },
+      'request',
+    );
+  }
 }
 
 /** Max JSON body; every route's input is small. Larger bodies get 413 before parsing. */
@@ -90,9 +109,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       // The reply is typed for no route in particular here; it is an ordinary reply.
       void (reply as unknown as FastifyReply).status(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
     },
-    // Fastify's two lines per request cost more than the catalog answer itself; requestLog()
-    // below writes one line, at info only when it matters.
-    logController: new LogController({ disableRequestLogging: true }),
+    // Fastify's two lines per request cost more than the catalog answer itself; AccessLog
+    // writes one line, at info only when it matters.
+    logController: new AccessLog(),
     childLoggerFactory: lazyChildLoggerFactory,
     // Route responses are serialised through their schemas: an allowlist, so a field that is not
     // declared (a secret, a code) can never leak by accident.
@@ -106,7 +125,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (reply.statusCode >= 400 || request.headers['x-request-id'] !== undefined) reply.header('x-request-id', String(request.id));
     done(null, payload);
   });
-  app.addHook('onResponse', requestLog);
   // Strings PostgreSQL cannot store (NUL, unpaired surrogates) are refused before any handler.
   app.addHook('preValidation', (request, _reply, done) => {
     try {

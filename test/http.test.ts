@@ -18,6 +18,7 @@ describe('HTTP foundation', () => {
           { schema: { body: Type.Object({ quantity: Type.Integer({ minimum: 1, maximum: 10 }) }, { additionalProperties: false }) } },
           async (request) => request.body,
         );
+        a.get('/test/read', async () => ({ ok: true }));
         a.get('/test/boom', async () => {
           throw new Error('database password is hunter2');
         });
@@ -119,6 +120,22 @@ describe('HTTP foundation', () => {
     expect(res.body).not.toContain('hunter2');
     expect(res.json().requestId).toBe(res.headers['x-request-id']);
     expect(ctx.logs.text).toContain('request failed');
+  });
+
+  it('writes one access line per request: info for writes and errors, debug for successful reads', async () => {
+    const accessLines = (id: string) =>
+      ctx.logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request' && l.reqId === id);
+    await app.inject({ method: 'GET', url: '/test/read', headers: { 'x-request-id': 'access-read' } });
+    await app.inject({ method: 'POST', url: '/test/echo', headers: { 'x-request-id': 'access-write' }, payload: { quantity: 2 } });
+    await app.inject({ method: 'GET', url: '/test/app-error', headers: { 'x-request-id': 'access-error' } });
+    // The test logger writes debug too; production's LOG_LEVEL=info keeps only the info lines.
+    expect(accessLines('access-read')).toEqual([expect.objectContaining({ level: 20, method: 'GET', url: '/test/read', status: 200 })]);
+    expect(accessLines('access-write')).toEqual([expect.objectContaining({ level: 30, method: 'POST', url: '/test/echo', status: 200 })]);
+    expect(accessLines('access-error')).toEqual([expect.objectContaining({ level: 30, url: '/test/app-error', status: 404 })]);
+    expect(accessLines('access-write')[0]!.ms).toEqual(expect.any(Number));
+    // Fastify's own per-request lines are not written.
+    expect(ctx.logs.text).not.toContain('incoming request');
+    expect(ctx.logs.text).not.toContain('request completed');
   });
 
   it('sends x-request-id on errors and when the client sent one, not on every success', async () => {
