@@ -7,13 +7,13 @@ import { createPrisma, type PrismaClient } from '../src/platform/db.js';
 import { createLogger, type Logger } from '../src/platform/logger.js';
 import { migrate } from '../src/platform/migrate.js';
 import { createRedis, waitForRedis, type Redis } from '../src/platform/redis.js';
-import { createSandbox, type Sandbox } from '../src/sandbox/index.js';
 import { createApiKeyService, type ApiKeyService } from '../src/security/api-keys.js';
 import { createApiComponents, type ApiComponents } from '../src/api-components.js';
 import { createQueueRegistry, type QueueRegistry } from '../src/platform/queues.js';
 import { createCardVault } from '../src/security/card-vault.js';
 import type { Scope } from '../src/security/scopes.js';
 import type { SandboxOptions } from '../src/sandbox/index.js';
+import { startSandboxProcess } from './sandbox-process.js';
 import { createUpstreamClient, type UpstreamCallRecord, type UpstreamClient } from '../src/upstream/index.js';
 import type { BenchEnvironment } from './types.js';
 
@@ -35,7 +35,7 @@ export interface GatewayFixtureOptions {
   sandbox?: SandboxOptions;
   /** Extra configuration variables for loadConfig, e.g. DATABASE_POOL_MAX (the fixture's own win). */
   configEnv?: Record<string, string>;
-  /** Connections the provider client keeps to the sandbox; default the client's own default. */
+  /** Connections the provider client keeps to the sandbox; default UPSTREAM_CONNECTIONS, as `gateway serve`. */
   upstreamConnections?: number;
   /** The provider client's onCall hook (e.g. a CallRecorder for the order worker). */
   onUpstreamCall?: (call: UpstreamCallRecord) => void;
@@ -47,7 +47,8 @@ export interface GatewayFixture {
   prisma: PrismaClient;
   redis: Redis;
   log: Logger;
-  sandbox: Sandbox;
+  /** The provider sandbox's base URL (it runs in a process of its own, as a provider would). */
+  sandboxUrl: string;
   upstream: UpstreamClient;
   apiKeys: ApiKeyService;
   catalog: CatalogCache;
@@ -65,7 +66,7 @@ export interface GatewayFixture {
 
 /**
  * The real gateway for benchmarks: its own database (created and migrated here), its own Redis
- * key prefix, the sandbox provider in this process, and the catalog synced from it through the
+ * key prefix, the sandbox provider in a process of its own, and the catalog synced from it through the
  * real upstream client. Nothing is mocked; only the host is shared with the load generator.
  */
 export async function startGatewayFixture(env: BenchEnvironment, options: GatewayFixtureOptions = {}): Promise<GatewayFixture> {
@@ -106,16 +107,16 @@ export async function startGatewayFixture(env: BenchEnvironment, options: Gatewa
 
   try {
     await waitForRedis(redis);
-    const sandbox = await createSandbox(options.sandbox);
+    const sandbox = await startSandboxProcess(options.sandbox ?? {});
     cleanups.push(() => sandbox.close());
-    await sandbox.listen({ host: '127.0.0.1', port: 0 });
     const upstream = createUpstreamClient({
       baseUrl: sandbox.url,
       username: SANDBOX_DEFAULT_USERNAME,
       privateKey: SANDBOX_DEFAULT_PRIVATE_KEY,
       timeoutMs: config.upstream.timeoutMs,
       logger: log,
-      ...(options.upstreamConnections !== undefined ? { connections: options.upstreamConnections } : {}),
+      // As `gateway serve` sizes it (UPSTREAM_CONNECTIONS), unless a benchmark variant says otherwise.
+      connections: options.upstreamConnections ?? config.upstream.connections,
       ...(options.onUpstreamCall ? { onCall: options.onUpstreamCall } : {}),
     });
     cleanups.push(() => upstream.close());
@@ -135,7 +136,7 @@ export async function startGatewayFixture(env: BenchEnvironment, options: Gatewa
       prisma,
       redis,
       log,
-      sandbox,
+      sandboxUrl: sandbox.url,
       upstream,
       apiKeys,
       catalog,

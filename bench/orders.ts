@@ -9,6 +9,8 @@
  * event loop never competes with the gateway's, as the catalog benchmark's autocannon does.
  */
 import { fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -158,7 +160,7 @@ export interface OrdersSetup {
   name: string;
   /** DATABASE_POOL_MAX; default the configuration's default. */
   poolMax?: number;
-  /** Provider client connections; default the client's default. */
+  /** Provider client connections; default UPSTREAM_CONNECTIONS' default, as `gateway serve`. */
   upstreamConnections?: number;
   /** ORDER_WORKER_CONCURRENCY; default the configuration's default. */
   workerConcurrency?: number;
@@ -207,6 +209,22 @@ interface OrderFigures {
   /** SQL statements sent per order (all of the process's statements during the load / orders answered). */
   statementsPerOrder: number;
   cpuMsPerOrder: number;
+  /** The whole machine (every process: gateway, PostgreSQL, Redis, sandbox, clients): busy cores and CPU ms per order. */
+  machine: { busyCores: number; cpus: number; msPerOrder: number } | undefined;
+}
+
+/** Busy and total CPU time of the whole machine so far, in ms, from /proc/stat (Linux only). */
+function machineCpu(): { busy: number; total: number } | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+    const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+    const total = ticks.slice(0, 8).reduce((a, b) => a + b, 0);
+    // USER_HZ is 100 on Linux: 10 ms per tick.
+    return { busy: (total - idle) * 10, total: total * 10 };
+  } catch {
+    return undefined;
+  }
 }
 
 const summariseValues = (values: readonly number[]): LatencySummary => summarise(Float64Array.from(values).sort());
@@ -269,19 +287,21 @@ async function measureSetup(options: BenchOptions, setup: OrdersSetup, progress:
 
     progress(
       `${setup.name}: ${options.connections} clients, worker concurrency ${config.orders.workerConcurrency}, DATABASE_POOL_MAX ${config.databasePoolMax}, ` +
-        `provider connections ${setup.upstreamConnections ?? 'default'}; ${options.warmupS} s warm-up + ${options.durationS} s measured`,
+        `provider connections ${setup.upstreamConnections ?? config.upstream.connections}; ${options.warmupS} s warm-up + ${options.durationS} s measured`,
     );
     const loop = monitorEventLoopDelay({ resolution: 10 });
     loop.enable();
     countStatements();
     const statementsBefore = statementsSent();
     const cpuBefore = process.cpuUsage();
+    const machineBefore = machineCpu();
     const wallBefore = performance.now();
     const stopProfile = await startCpuProfile(`orders-${setup.name}`, progress);
     const run = await runClientProcess({ url, key, keyPrefix, connections: options.connections, warmupS: options.warmupS, durationS: options.durationS });
     await stopProfile();
 
     const cpu = process.cpuUsage(cpuBefore);
+    const machineAfter = machineCpu();
     const statements = statementsSent() - statementsBefore;
     const cpuCores = (cpu.user + cpu.system) / 1000 / (performance.now() - wallBefore);
     loop.disable();
@@ -358,6 +378,14 @@ async function measureSetup(options: BenchOptions, setup: OrdersSetup, progress:
       loopDelay,
       statementsPerOrder: statements / Math.max(1, run.samples.length),
       cpuMsPerOrder: (cpu.user + cpu.system) / 1000 / Math.max(1, run.samples.length),
+      machine:
+        machineBefore && machineAfter
+          ? {
+              busyCores: ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * cpus().length,
+              cpus: cpus().length,
+              msPerOrder: (machineAfter.busy - machineBefore.busy) / Math.max(1, run.samples.length),
+            }
+          : undefined,
     };
   } finally {
     for (const close of closers.reverse()) await close().catch((err: Error) => progress(`cleanup: ${err.message}`));
@@ -387,7 +415,9 @@ function describe(m: OrderFigures, bound: number): string {
     `end-to-end p50 ${f1(m.endToEnd.p50)} / p99 ${f1(m.endToEnd.p99)} ms, provider p50 ${f1(m.provider.p50)} (min ${m.minProviderMs}) ms, ` +
     `added p50 ${f1(m.added.p50)} / p90 ${f1(m.added.p90)} / p99 ${f1(m.added.p99)} ms; ` +
     `added-time medians: accept ${f1(p.accept!)}, pick-up ${f1(p.pickup!)}, between calls ${f1(p.pipeline!)}, answer ${f1(p.answer!)} ms; ` +
-    `gateway process ${m.cpuCores.toFixed(2)} cores (${f1(m.cpuMsPerOrder)} ms CPU per order), ${f1(m.statementsPerOrder)} SQL statements per order, event-loop delay p50 ${f1(m.loopDelay.p50)} / p99 ${f1(m.loopDelay.p99)} ms; ` +
+    `gateway process ${m.cpuCores.toFixed(2)} cores (${f1(m.cpuMsPerOrder)} ms CPU per order), ` +
+    (m.machine ? `whole machine ${m.machine.busyCores.toFixed(2)} of ${m.machine.cpus} cores busy (${f1(m.machine.msPerOrder)} ms CPU per order, PostgreSQL and the sandbox included), ` : '') +
+    `${f1(m.statementsPerOrder)} SQL statements per order, event-loop delay p50 ${f1(m.loopDelay.p50)} / p99 ${f1(m.loopDelay.p99)} ms; ` +
     `${m.failures} failed of ${m.total}${m.oddTimelines > 0 ? `, ${m.oddTimelines} timelines without exactly ${CALLS_PER_ORDER} provider calls` : ''}`
   );
 }
