@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import Fastify, { LogController, type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { LogController, type preValidationHookHandler, type FastifyServerOptions, type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { ApiComponents } from './api-components.js';
 import type { Config } from './config/index.js';
 import { healthRoutes } from './platform/http/health-routes.js';
@@ -29,6 +29,13 @@ import { VERSION } from './version.js';
 type AjvPlugin = NonNullable<NonNullable<FastifyServerOptions['ajv']>['plugins']>[number];
 // ajv-formats is CommonJS: under NodeNext its function is the module's `default`.
 const ajvFormats = ((ajvFormatsModule as unknown as { default?: AjvPlugin }).default ?? ajvFormatsModule) as AjvPlugin;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: this route's input never reaches the database, so the NUL/surrogate guard is skipped. */
+    inputGuard?: boolean;
+  }
+}
 
 export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -125,8 +132,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     if (reply.statusCode >= 400 || request.headers['x-request-id'] !== undefined) reply.header('x-request-id', String(request.id));
     done(null, payload);
   });
-  // Strings PostgreSQL cannot store (NUL, unpaired surrogates) are refused before any handler.
-  app.addHook('preValidation', (request, _reply, done) => {
+  // Strings PostgreSQL cannot store (NUL, unpaired surrogates) are refused before any handler,
+  // on every route registered from here on, except those whose input never reaches the
+  // database or a log as a value (`config: { inputGuard: false }`: the in-memory catalog reads,
+  // where an odd identifier is simply not found). Per route rather than a global hook, so those
+  // routes skip the preValidation phase altogether.
+  const inputGuard: preValidationHookHandler = (request, _reply, done) => {
     try {
       rejectUnstorable('path', request.params);
       rejectUnstorable('query', request.query);
@@ -135,6 +146,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     } catch (err) {
       done(err as Error);
     }
+  };
+  app.addHook('onRoute', (route) => {
+    if (route.config?.inputGuard === false) return;
+    const existing = route.preValidation;
+    route.preValidation = existing === undefined ? [inputGuard] : [inputGuard, ...(Array.isArray(existing) ? existing : [existing])];
   });
 
   await app.register(errorHandler);

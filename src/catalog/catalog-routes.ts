@@ -29,6 +29,8 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ cache: CatalogCache }> =
     '/v1/catalog/vendors',
     {
       onRequest: auth,
+      // Identifiers are only looked up in memory; an odd one is simply not found.
+      config: { inputGuard: false },
       schema: {
         tags: ['catalog'],
         summary: 'Vendors (card brands), from the local catalog cache',
@@ -49,6 +51,8 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ cache: CatalogCache }> =
     '/v1/catalog/vendors/:vendorId/denominations',
     {
       onRequest: auth,
+      // Identifiers are only looked up in memory; an odd one is simply not found.
+      config: { inputGuard: false },
       schema: {
         tags: ['catalog'],
         summary: "A vendor's denominations with prices and last known stock",
@@ -73,6 +77,8 @@ export const catalogRoutes: FastifyPluginAsyncTypebox<{ cache: CatalogCache }> =
     '/v1/catalog/denominations/:cardId',
     {
       onRequest: auth,
+      // Identifiers are only looked up in memory; an odd one is simply not found.
+      config: { inputGuard: false },
       schema: {
         tags: ['catalog'],
         summary: 'One denomination, active or not',

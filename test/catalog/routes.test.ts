@@ -130,6 +130,18 @@ describe('catalog API', () => {
     expect(card.json()).toMatchObject({ code: 'card_not_found', cardId: 'PSN-50' });
   });
 
+  it('answers identifiers no catalog entry can have (NUL) with 404, not an error', async () => {
+    // The catalog routes skip the storable-input guard (nothing reaches the database); such an
+    // identifier is simply not found, and its problem body is still valid JSON. (A lone surrogate
+    // cannot arrive in a path: its UTF-8 form is refused by the router with 400.)
+    for (const id of ['%00', 'a%00b']) {
+      const res = await get(`/v1/catalog/vendors/${id}/denominations`);
+      expect(res.statusCode).toBe(404);
+      expect(res.json()).toMatchObject({ code: 'vendor_not_found' });
+    }
+    expect((await get('/v1/catalog/denominations/%00')).statusCode).toBe(404);
+  });
+
   it('needs a key with catalog:read', async () => {
     expect((await app.inject({ method: 'GET', url: '/v1/catalog/vendors' })).statusCode).toBe(401);
     const writer = await ctx.key(['orders:write']);
