@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { AppError } from '../errors.js';
 import { hasAnyScope } from '../security/scopes.js';
 import { isTerminal } from './order-state.js';
-import type { OrderService } from './order-service.js';
+import type { OrderService, StoredCard } from './order-service.js';
 import type { OrderRow } from './order-store.js';
 import { orderView, type CardDecrypter } from './order-view.js';
 import { preferWaitSeconds, type OrderWaiters } from './order-waiters.js';
@@ -25,26 +25,31 @@ function viewer(request: FastifyRequest) {
 }
 
 export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async (app, { orders, vault, waiters, maxQuantity }) => {
-  async function present(order: OrderRow) {
+  /** The API view; a fulfilled order's codes decrypted from `cards` when given (read with the order), else read now. */
+  async function present({ order, cards }: { order: OrderRow; cards?: StoredCard[] | undefined }) {
     if (order.status !== 'fulfilled') return orderView(order);
-    const cards = (await orders.cardsOf(order.id)).map((c) => ({
-      code: vault.decrypt({ orderId: c.orderId, position: c.position, keyId: c.keyId, nonce: c.nonce, ciphertext: c.ciphertext }),
-      number: c.cardNumber,
-    }));
-    return orderView(order, cards);
+    const stored = cards ?? (await orders.cardsOf(order.id));
+    return orderView(
+      order,
+      stored.map((c) => ({
+        code: vault.decrypt({ orderId: c.orderId, position: c.position, keyId: c.keyId, nonce: c.nonce, ciphertext: c.ciphertext }),
+        number: c.cardNumber,
+      })),
+    );
   }
 
-  /** Waits up to `seconds` for the order to settle; returns its latest state. */
-  async function settle(order: OrderRow, seconds: number | undefined): Promise<OrderRow> {
-    if (!seconds || isTerminal(order.status)) return order;
-    let latest = order;
+  /** Waits up to `seconds` for the order to settle; returns its latest state (with its cards once read). */
+  async function settle(order: OrderRow, seconds: number | undefined): Promise<{ order: OrderRow; cards?: StoredCard[] }> {
+    if (!seconds || isTerminal(order.status)) return { order };
+    const everyone = { apiKeyId: order.apiKeyId, seeAll: true };
+    let latest: { order: OrderRow; cards?: StoredCard[] } = { order };
     await waiters.wait(order.id, seconds * 1000, async () => {
-      latest = (await orders.get(order.id, { apiKeyId: order.apiKeyId, seeAll: true })) ?? latest;
-      return isTerminal(latest.status);
+      latest = (await orders.getWithCards(order.id, everyone)) ?? latest;
+      return isTerminal(latest.order.status);
     });
-    // Read once more only when the wait ended without seeing the order settle (timeout).
-    if (isTerminal(latest.status)) return latest;
-    return (await orders.get(order.id, { apiKeyId: order.apiKeyId, seeAll: true })) ?? latest;
+    // Read once more only when the wait ended without seeing the order settle (woken, or timeout).
+    if (isTerminal(latest.order.status)) return latest;
+    return (await orders.getWithCards(order.id, everyone)) ?? latest;
   }
 
   app.post(
@@ -81,7 +86,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
       const latest = await settle(order, wait);
       if (replayed) void reply.header('idempotent-replayed', 'true');
       if (wait !== undefined) void reply.header('preference-applied', `wait=${wait}`);
-      const status = replayed || (wait !== undefined && isTerminal(latest.status)) ? 200 : 202;
+      const status = replayed || (wait !== undefined && isTerminal(latest.order.status)) ? 200 : 202;
       return reply.code(status).send(await present(latest));
     },
   );
@@ -100,9 +105,10 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
       },
     },
     async (request) => {
-      const order = await orders.get(request.params.id, viewer(request));
-      if (!order) throw new AppError('order_not_found', 'No such order for this API key.', { details: { orderId: request.params.id } });
-      return present(await settle(order, preferWaitSeconds(request.headers.prefer)));
+      const found = await orders.getWithCards(request.params.id, viewer(request));
+      if (!found) throw new AppError('order_not_found', 'No such order for this API key.', { details: { orderId: request.params.id } });
+      const wait = preferWaitSeconds(request.headers.prefer);
+      return present(wait && !isTerminal(found.order.status) ? await settle(found.order, wait) : found);
     },
   );
 
@@ -120,7 +126,7 @@ export const orderRoutes: FastifyPluginAsyncTypebox<OrderRoutesOptions> = async 
     },
     async (request) => {
       const found = await orders.findByReference(request.query.reference, viewer(request));
-      return { data: await Promise.all(found.map(present)) };
+      return { data: await Promise.all(found.map((order) => present({ order }))) };
     },
   );
 };

@@ -16,6 +16,30 @@ export interface NewOrderRequest {
   callbackUrl?: string | undefined;
 }
 
+/** A stored card: its code still encrypted (see CardDecrypter). */
+export interface StoredCard {
+  orderId: string;
+  position: number;
+  keyId: string;
+  nonce: Uint8Array;
+  ciphertext: Uint8Array;
+  cardNumber: string;
+}
+
+export interface OrderWithCards {
+  order: OrderRow;
+  cards: StoredCard[];
+}
+
+/** A card as getWithCards' JSON carries it (bytes in base64). */
+interface RawCard {
+  position: number;
+  keyId: string;
+  nonce: string;
+  ciphertext: string;
+  cardNumber: string;
+}
+
 export interface CreateResult {
   order: OrderRow;
   /** True when this idempotency key had already created the order. */
@@ -56,6 +80,25 @@ export function createOrderService({ prisma, catalog, queues, log }: OrderServic
     return existing;
   }
 
+  /** What `request` buys (its unit price), or the AppError refusing it: unknown card, inactive, price moved. */
+  function acceptable(request: NewOrderRequest): { unitPrice: string } {
+    const denomination = catalog.snapshot.denominationById.get(request.cardId);
+    if (!denomination) {
+      throw new AppError('card_not_found', `No denomination with cardId ${JSON.stringify(request.cardId)} (identifiers are case-sensitive).`, {
+        details: { cardId: request.cardId },
+      });
+    }
+    if (!denomination.active) {
+      throw new AppError('card_unavailable', 'The provider no longer offers this denomination.', { details: { cardId: request.cardId } });
+    }
+    if (request.expectedUnitPrice !== undefined && !sameAmount(request.expectedUnitPrice, denomination.unitPrice)) {
+      throw new AppError('price_changed', `The unit price is now ${denomination.unitPrice}, not ${request.expectedUnitPrice}.`, {
+        details: { cardId: request.cardId, currentUnitPrice: denomination.unitPrice, expectedUnitPrice: request.expectedUnitPrice },
+      });
+    }
+    return denomination;
+  }
+
   return {
     /**
      * Accepts an order once per (API key, Idempotency-Key). The key is claimed by the unique
@@ -64,22 +107,16 @@ export function createOrderService({ prisma, catalog, queues, log }: OrderServic
      */
     async create(apiKeyId: string, idempotencyKey: string, request: NewOrderRequest): Promise<CreateResult> {
       const hash = requestHash(request);
-      const earlier = await replayOrReject(apiKeyId, idempotencyKey, hash);
-      if (earlier) return { order: earlier, replayed: true };
-
-      const denomination = catalog.snapshot.denominationById.get(request.cardId);
-      if (!denomination) {
-        throw new AppError('card_not_found', `No denomination with cardId ${JSON.stringify(request.cardId)} (identifiers are case-sensitive).`, {
-          details: { cardId: request.cardId },
-        });
-      }
-      if (!denomination.active) {
-        throw new AppError('card_unavailable', 'The provider no longer offers this denomination.', { details: { cardId: request.cardId } });
-      }
-      if (request.expectedUnitPrice !== undefined && !sameAmount(request.expectedUnitPrice, denomination.unitPrice)) {
-        throw new AppError('price_changed', `The unit price is now ${denomination.unitPrice}, not ${request.expectedUnitPrice}.`, {
-          details: { cardId: request.cardId, currentUnitPrice: denomination.unitPrice, expectedUnitPrice: request.expectedUnitPrice },
-        });
+      // The catalog checks come first (memory only); the key is looked up only when one of them
+      // refuses or the insert finds the key taken. A new order costs one statement, and a replay
+      // still replays when its card has since left the catalog or changed price.
+      let denomination: { unitPrice: string };
+      try {
+        denomination = acceptable(request);
+      } catch (refusal) {
+        const earlier = await replayOrReject(apiKeyId, idempotencyKey, hash);
+        if (earlier) return { order: earlier, replayed: true };
+        throw refusal;
       }
 
       // One statement claims the key and writes the order with its first timeline entry: the
@@ -122,13 +159,6 @@ export function createOrderService({ prisma, catalog, queues, log }: OrderServic
       }
     },
 
-    /** The order if `apiKeyId` may see it (its creator, or any key when `seeAll`), else undefined. */
-    async get(id: string, viewer: { apiKeyId: string; seeAll: boolean }): Promise<OrderRow | undefined> {
-      const order = await prisma.order.findUnique({ where: { id } });
-      if (!order || (!viewer.seeAll && order.apiKeyId !== viewer.apiKeyId)) return undefined;
-      return order;
-    },
-
     async findByReference(reference: string, viewer: { apiKeyId: string; seeAll: boolean }, limit = 100): Promise<OrderRow[]> {
       return prisma.order.findMany({
         where: { reference, ...(viewer.seeAll ? {} : { apiKeyId: viewer.apiKeyId }) },
@@ -137,8 +167,34 @@ export function createOrderService({ prisma, catalog, queues, log }: OrderServic
       });
     },
 
-    async cardsOf(orderId: string) {
-      return prisma.orderCard.findMany({ where: { orderId }, orderBy: { position: 'asc' } });
+    async cardsOf(orderId: string): Promise<StoredCard[]> {
+      return prisma.orderCard.findMany({ where: { orderId }, orderBy: { position: 'asc' }, select: { orderId: true, position: true, keyId: true, nonce: true, ciphertext: true, cardNumber: true } });
+    },
+
+    /**
+     * The order if the viewer may see it (its creator, or any key when `seeAll`), with its
+     * stored (encrypted) cards, read in ONE statement, so the two are
+     * consistent (cards are written in the same statement that makes an order fulfilled) and a
+     * waiting request's answer costs one round trip. Undefined when missing or not the viewer's.
+     */
+    async getWithCards(id: string, viewer: { apiKeyId: string; seeAll: boolean }): Promise<OrderWithCards | undefined> {
+      const [row] = await prisma.$queryRaw<(OrderRow & { storedCards: RawCard[] })[]>`
+        SELECT ${ORDER_COLUMNS},
+               COALESCE((SELECT json_agg(json_build_object('position', c.position, 'keyId', c.key_id, 'nonce', encode(c.nonce, 'base64'),
+                                                           'ciphertext', encode(c.ciphertext, 'base64'), 'cardNumber', c.card_number) ORDER BY c.position)
+                         FROM order_cards c WHERE c.order_id = orders.id), '[]'::json) AS "storedCards"
+        FROM orders WHERE id = ${id}::uuid`;
+      if (!row || (!viewer.seeAll && row.apiKeyId !== viewer.apiKeyId)) return undefined;
+      const { storedCards, ...order } = row;
+      const cards = storedCards.map((c) => ({
+        orderId: order.id,
+        position: c.position,
+        keyId: c.keyId,
+        nonce: Buffer.from(c.nonce, 'base64'),
+        ciphertext: Buffer.from(c.ciphertext, 'base64'),
+        cardNumber: c.cardNumber,
+      }));
+      return { order, cards };
     },
   };
 }
