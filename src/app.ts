@@ -13,7 +13,7 @@ import type { Logger } from './platform/logger.js';
 import { levels } from 'pino';
 import type { Redis } from './platform/redis.js';
 import docs from './platform/http/docs.js';
-import errorHandler, { toProblem } from './platform/http/error-handler.js';
+import errorHandler, { REQUEST_ID_HEADER, toProblem } from './platform/http/error-handler.js';
 import { PROBLEM_CONTENT_TYPE } from './platform/http/problem.js';
 import rateLimit from './platform/http/rate-limit.js';
 import { catalogRoutes } from './catalog/catalog-routes.js';
@@ -114,7 +114,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     frameworkErrors: (error, request, reply) => {
       const { body } = toProblem(error, request);
       // The reply is typed for no route in particular here; it is an ordinary reply.
-      void (reply as unknown as FastifyReply).status(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+      void (reply as unknown as FastifyReply).status(body.status).header(REQUEST_ID_HEADER, String(request.id)).type(PROBLEM_CONTENT_TYPE).send(body);
     },
     // Fastify's two lines per request cost more than the catalog answer itself; AccessLog
     // writes one line, at info only when it matters.
@@ -124,14 +124,6 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // declared (a secret, a code) can never leak by accident.
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  // Callback hooks rather than async ones on every request: no promise per hook.
-  // x-request-id on every error (its problem body has the same requestId) and whenever the client
-  // sent one; not generated onto every successful answer, where a header costs more than a
-  // cached catalog read's own work. Every log line of a request carries the id either way.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (reply.statusCode >= 400 || request.headers['x-request-id'] !== undefined) reply.header('x-request-id', String(request.id));
-    done(null, payload);
-  });
   // Strings PostgreSQL cannot store (NUL, unpaired surrogates) are refused before any handler,
   // on every route registered from here on, except those whose input never reaches the
   // database or a log as a value (`config: { inputGuard: false }`: the in-memory catalog reads,

@@ -138,18 +138,22 @@ describe('HTTP foundation', () => {
     expect(ctx.logs.text).not.toContain('request completed');
   });
 
-  it('sends x-request-id on errors and when the client sent one, not on every success', async () => {
+  it('sends x-request-id on every error, uses a client-sent one, and adds none to successes', async () => {
     const plain = await app.inject({ method: 'GET', url: '/healthz' });
     expect(plain.statusCode).toBe(200);
     expect(plain.headers['x-request-id']).toBeUndefined();
-    const echoed = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'storefront-42.a' } });
-    expect(echoed.headers['x-request-id']).toBe('storefront-42.a');
-    // One that is not a safe id is replaced by ours, still answered so the caller can correlate.
-    const replaced = await app.inject({ method: 'GET', url: '/healthz', headers: { 'x-request-id': 'bad id\u00e9' } });
-    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     const missing = await app.inject({ method: 'GET', url: '/nowhere' });
     expect(missing.statusCode).toBe(404);
     expect(missing.headers['x-request-id']).toBe(missing.json().requestId);
+    const refused = await app.inject({ method: 'GET', url: '/test/app-error', headers: { 'x-request-id': 'storefront-42.a' } });
+    expect(refused.headers['x-request-id']).toBe('storefront-42.a');
+    expect(refused.json().requestId).toBe('storefront-42.a');
+    // One that is not a safe id is replaced by a UUID of ours.
+    const replaced = await app.inject({ method: 'GET', url: '/test/app-error', headers: { 'x-request-id': 'bad id\u00e9' } });
+    expect(replaced.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    const malformedUrl = await app.inject({ method: 'GET', url: '/v1/catalog/vendors/%ED%A0%80/denominations' });
+    expect(malformedUrl.statusCode).toBe(400);
+    expect(malformedUrl.headers['x-request-id']).toBe(malformedUrl.json().requestId);
   });
 
   it('passes application errors through with their code and details', async () => {

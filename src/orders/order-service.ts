@@ -127,9 +127,12 @@ export function createOrderService({ prisma, catalog, queues, log }: OrderServic
       const [created] = await prisma.$queryRaw<OrderRow[]>`
         WITH created AS (
           INSERT INTO orders (id, api_key_id, idempotency_key, request_hash, card_id, quantity, unit_price, total_amount, reference, callback_url, payment_id)
-          VALUES (${id}::uuid, ${apiKeyId}::uuid, ${idempotencyKey}, ${hash}, ${request.cardId}, ${request.quantity}::int, ${denomination.unitPrice},
-                  ${orderTotal(denomination.unitPrice, request.quantity)}::numeric, ${request.reference ?? null}::text, ${request.callbackUrl ?? null}::text,
-                  ${`gw-${id}` /* the payment reference sent with confirm-order: stable across retries */})
+          SELECT ${id}::uuid, ${apiKeyId}::uuid, ${idempotencyKey}, ${hash}, ${request.cardId}, ${request.quantity}::int, ${denomination.unitPrice},
+                 ${orderTotal(denomination.unitPrice, request.quantity)}::numeric, ${request.reference ?? null}::text, ${request.callbackUrl ?? null}::text,
+                 ${`gw-${id}` /* the payment reference sent with confirm-order: stable across retries */}
+          -- A key already used is not inserted at all, so a replay does not even draw a
+          -- transaction_number; ON CONFLICT settles the race of two first uses.
+          WHERE NOT EXISTS (SELECT 1 FROM orders WHERE api_key_id = ${apiKeyId}::uuid AND idempotency_key = ${idempotencyKey})
           ON CONFLICT (api_key_id, idempotency_key) DO NOTHING
           RETURNING *
         ),

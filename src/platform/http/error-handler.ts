@@ -56,6 +56,14 @@ export function toProblem(error: unknown, request: FastifyRequest) {
   return { body: problem(500, 'internal_error', 'The gateway could not complete the request.', { requestId }) };
 }
 
+/**
+ * Every error answer carries the request id (as does its problem body), so a storefront can quote
+ * it; successful answers do not: on a cached catalog read one more header costs more than the
+ * read itself, and a client that wants correlation sends its own x-request-id, which the gateway
+ * then uses as the id in its logs.
+ */
+export const REQUEST_ID_HEADER = 'x-request-id';
+
 async function errorHandler(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const { body, headers } = toProblem(error, request);
@@ -65,12 +73,12 @@ async function errorHandler(app: FastifyInstance): Promise<void> {
       request.log.info({ code: body.code, status: body.status }, 'request rejected');
     }
     if (headers) void reply.headers(headers);
-    return reply.status(body.status).type(PROBLEM_CONTENT_TYPE).send(body);
+    return reply.status(body.status).header(REQUEST_ID_HEADER, String(request.id)).type(PROBLEM_CONTENT_TYPE).send(body);
   });
 
   app.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => {
     const body = problem(404, 'route_not_found', `No route ${request.method} ${request.url.split('?')[0]}.`, { requestId: String(request.id) });
-    return reply.status(404).type(PROBLEM_CONTENT_TYPE).send(body);
+    return reply.status(404).header(REQUEST_ID_HEADER, String(request.id)).type(PROBLEM_CONTENT_TYPE).send(body);
   });
 }
 
