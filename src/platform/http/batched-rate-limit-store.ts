@@ -108,6 +108,8 @@ interface Bucket {
   syncedAt: number;
   /** Sequence number of the last applied answer (answers arrive in order; this is a guard). */
   appliedSeq: number;
+  /** Set when the batcher drops the bucket; a store view holding it then looks it up again. */
+  dropped: boolean;
 }
 
 class Batcher {
@@ -129,11 +131,19 @@ class Batcher {
     this.client = redis as unknown as ScriptClient;
   }
 
-  incr(key: string, windowMs: number, max: number, cb: RateLimitCallback): void {
-    const now = this.now();
+  /** The bucket of a full Redis key, created when missing. */
+  bucketFor(key: string): Bucket {
     let bucket = this.buckets.get(key);
+    if (bucket === undefined) {
+      bucket = { key, windowMs: 0, seen: 0, inFlight: 0, pending: 0, deadline: -Infinity, syncedAt: -Infinity, appliedSeq: 0, dropped: false };
+      this.buckets.set(key, bucket);
+    }
+    return bucket;
+  }
+
+  incrBucket(bucket: Bucket, windowMs: number, max: number, cb: RateLimitCallback): void {
+    const now = this.now();
     if (
-      bucket !== undefined &&
       !this.closed &&
       max >= MIN_BATCHED_MAX &&
       this.isFresh(bucket, now) &&
@@ -146,10 +156,7 @@ class Batcher {
       return;
     }
 
-    if (bucket === undefined) {
-      bucket = { key, windowMs, seen: 0, inFlight: 0, pending: 0, deadline: -Infinity, syncedAt: -Infinity, appliedSeq: 0 };
-      this.buckets.set(key, bucket);
-    } else if (now >= bucket.deadline) {
+    if (now >= bucket.deadline) {
       // Counted in a window that has ended: they would only inflate the next one.
       bucket.pending = 0;
     }
@@ -236,6 +243,7 @@ class Batcher {
         void this.send(bucket, count, count);
       } else if (bucket.inFlight === 0 && !this.isFresh(bucket, now)) {
         this.buckets.delete(key);
+        bucket.dropped = true;
       }
     }
   }
@@ -259,8 +267,19 @@ export class BatchedRateLimitStore {
     readonly prefix: string,
   ) {}
 
+  /**
+   * This view's buckets by the plugin's key (an API key id): the same string object every request,
+   * so the lookup reuses its cached hash instead of building and hashing `prefix + key` each time.
+   */
+  private readonly local = new Map<string, Bucket>();
+
   incr(key: string, cb: RateLimitCallback, timeWindow: number, max: number): void {
-    this.batcher.incr(this.prefix + key, timeWindow, max, cb);
+    let bucket = this.local.get(key);
+    if (bucket === undefined || bucket.dropped) {
+      bucket = this.batcher.bucketFor(this.prefix + key);
+      this.local.set(key, bucket);
+    }
+    this.batcher.incrBucket(bucket, timeWindow, max, cb);
   }
 
   /** Redis' count (GET + PTTL) plus this instance's pending increments; does not count. */
