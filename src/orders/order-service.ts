@@ -124,12 +124,14 @@ export function createOrderService({ prisma, catalog, queues, log }: OrderServic
       // losers insert nothing (ON CONFLICT DO NOTHING waits for the winner's commit), then read
       // its row and replay it (same body) or get 422 (other body).
       const id = randomUUID();
+      // This process's clock, as Prisma's @default(now()) / @updatedAt writes elsewhere.
+      const now = new Date();
       const [created] = await prisma.$queryRaw<OrderRow[]>`
         WITH created AS (
-          INSERT INTO orders (id, api_key_id, idempotency_key, request_hash, card_id, quantity, unit_price, total_amount, reference, callback_url, payment_id)
+          INSERT INTO orders (id, api_key_id, idempotency_key, request_hash, card_id, quantity, unit_price, total_amount, reference, callback_url, payment_id, created_at, updated_at)
           SELECT ${id}::uuid, ${apiKeyId}::uuid, ${idempotencyKey}, ${hash}, ${request.cardId}, ${request.quantity}::int, ${denomination.unitPrice},
                  ${orderTotal(denomination.unitPrice, request.quantity)}::numeric, ${request.reference ?? null}::text, ${request.callbackUrl ?? null}::text,
-                 ${`gw-${id}` /* the payment reference sent with confirm-order: stable across retries */}
+                 ${`gw-${id}` /* the payment reference sent with confirm-order: stable across retries */}, ${now}, ${now}
           -- A key already used is not inserted at all, so a replay does not even draw a
           -- transaction_number; ON CONFLICT settles the race of two first uses.
           WHERE NOT EXISTS (SELECT 1 FROM orders WHERE api_key_id = ${apiKeyId}::uuid AND idempotency_key = ${idempotencyKey})

@@ -131,7 +131,6 @@ function eventRecords(order: OrderRow, change: Commit): EventRecord[] {
 type Sql = Pick<PrismaClient, '$queryRaw'>;
 
 export function createOrderStore(prisma: PrismaClient, owner: string, leaseMs: number) {
-  const leaseUntil = () => new Date(Date.now() + leaseMs);
 
   /**
    * The whole commit as ONE statement: the compare-and-set UPDATE, its timeline rows and its
@@ -152,19 +151,22 @@ export function createOrderStore(prisma: PrismaClient, owner: string, leaseMs: n
     }));
     const counters = change.counters ?? {};
     const failure = change.failure;
+    // Timestamps from this process's clock, as every other write of the gateway (Prisma's
+    // @updatedAt, the leases): one clock for lease decisions, whatever the database's.
+    const now = new Date();
     const rows = await db.$queryRaw<OrderRow[]>`
       WITH updated AS (
         UPDATE orders SET
           version = version + 1,
-          lease_until = ${leaseUntil()},
-          updated_at = now(),
+          lease_until = ${new Date(now.getTime() + leaseMs)},
+          updated_at = ${now},
           status = COALESCE(${change.status ?? null}::text::order_status, status),
           status_detail = CASE WHEN ${change.statusDetail !== undefined} THEN ${change.statusDetail ?? null}::text ELSE status_detail END,
           transaction_id = COALESCE(${change.transactionId ?? null}::text, transaction_id),
           failure_code = CASE WHEN ${failure !== undefined} THEN ${failure?.code ?? null}::text ELSE failure_code END,
           failure_message = CASE WHEN ${failure !== undefined} THEN ${failure?.message ?? null}::text ELSE failure_message END,
           failure_upstream_code = CASE WHEN ${failure !== undefined} THEN ${failure?.upstreamCode ?? null}::int ELSE failure_upstream_code END,
-          fulfilled_at = CASE WHEN ${change.status === 'fulfilled'} THEN now() ELSE fulfilled_at END,
+          fulfilled_at = CASE WHEN ${change.status === 'fulfilled'} THEN ${now}::timestamptz ELSE fulfilled_at END,
           balance_checks = COALESCE(${counters.balanceChecks ?? null}::int, balance_checks),
           initiate_attempts = COALESCE(${counters.initiateAttempts ?? null}::int, initiate_attempts),
           confirm_attempts = COALESCE(${counters.confirmAttempts ?? null}::int, confirm_attempts)
@@ -203,15 +205,16 @@ export function createOrderStore(prisma: PrismaClient, owner: string, leaseMs: n
      * from driving one order at once; every commit also checks it.
      */
     async acquire(id: string): Promise<OrderRow | undefined> {
+      const now = new Date();
       const rows = await prisma.$queryRaw<OrderRow[]>`
-        UPDATE orders SET lease_owner = ${owner}, lease_until = ${leaseUntil()}, updated_at = now()
-        WHERE id = ${id}::uuid AND (lease_owner IS NULL OR lease_until < now() OR lease_owner = ${owner})
+        UPDATE orders SET lease_owner = ${owner}, lease_until = ${new Date(now.getTime() + leaseMs)}, updated_at = ${now}
+        WHERE id = ${id}::uuid AND (lease_owner IS NULL OR lease_until < ${now} OR lease_owner = ${owner})
         RETURNING ${ORDER_COLUMNS}`;
       return rows[0];
     },
 
     async release(id: string): Promise<void> {
-      await prisma.$executeRaw`UPDATE orders SET lease_owner = NULL, lease_until = NULL, updated_at = now() WHERE id = ${id}::uuid AND lease_owner = ${owner}`;
+      await prisma.$executeRaw`UPDATE orders SET lease_owner = NULL, lease_until = NULL, updated_at = ${new Date()} WHERE id = ${id}::uuid AND lease_owner = ${owner}`;
     },
 
     /**

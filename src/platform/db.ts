@@ -34,6 +34,10 @@ export function createPrisma({ url, poolMax = 10, applicationName = 'gateway', s
     idleTimeoutMillis: 30_000,
     application_name: applicationName,
     statement_timeout: statementTimeoutMs,
+    // Every session in UTC, whatever the server's or the database's TimeZone setting: the pg
+    // adapter sends a Date as a UTC timestamp without an offset (read in the session's zone),
+    // and raw SQL mixes in server-side now() (order_events.at, column defaults).
+    options: '-c TimeZone=UTC',
     query_timeout: statementTimeoutMs + QUERY_TIMEOUT_MARGIN_MS,
   });
   return new PrismaClient({ adapter });

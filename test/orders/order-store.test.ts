@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrderStore, LeaseLostError, type OrderRow } from '../../src/orders/order-store.js';
+import { createPrisma } from '../../src/platform/db.js';
 import type { UpstreamCallRecord } from '../../src/upstream/index.js';
 import { startTestGateway, type TestGateway } from '../helpers/gateway.js';
 
@@ -89,6 +90,32 @@ describe('order store', () => {
     expect(events[3]).toMatchObject({ fromStatus: 'queued', toStatus: 'reserving' });
     expect(events[4]!.detail).toEqual({ transactionId: `TXN-${id}` });
     expect(events[5]!.detail).toEqual({ note: 'a note' });
+  });
+
+  it('keeps leases and timestamps right when the database is set to another time zone', async () => {
+    // Every connection createPrisma opens is in UTC; without that, the pg adapter's offset-less
+    // timestamps and server-side now() disagree by the zone's offset (a live lease could be
+    // taken over in UTC+9, an expired one held for hours in UTC-5).
+    const url = gw.ctx.config.databaseUrl;
+    const dbName = new URL(url).pathname.slice(1);
+    await gw.ctx.prisma.$executeRawUnsafe(`ALTER DATABASE "${dbName}" SET timezone = 'Asia/Tokyo'`);
+    const prisma = createPrisma({ url, poolMax: 2 });
+    try {
+      expect(await prisma.$queryRaw<{ TimeZone: string }[]>`SHOW TimeZone`).toEqual([{ TimeZone: 'UTC' }]);
+      const id = await newOrder(1);
+      const a = createOrderStore(prisma, 'tz-a', 30_000);
+      const b = createOrderStore(prisma, 'tz-b', 30_000);
+      const held = (await a.acquire(id))!;
+      expect(await b.acquire(id)).toBeUndefined(); // a 30 s lease is live, in any zone
+      const before = Date.now();
+      const fulfilled = await a.commit(held, { version: held.version, status: 'fulfilled' });
+      for (const at of [fulfilled.updatedAt, fulfilled.fulfilledAt!, fulfilled.createdAt]) expect(Math.abs(at.getTime() - before)).toBeLessThan(10_000);
+      const events = await prisma.orderEvent.findMany({ where: { orderId: id } });
+      for (const e of events) expect(Math.abs(e.at.getTime() - before)).toBeLessThan(10_000);
+    } finally {
+      await prisma.$disconnect();
+      await gw.ctx.prisma.$executeRawUnsafe(`ALTER DATABASE "${dbName}" RESET timezone`);
+    }
   });
 
   it('records a failure and writes nothing when the version moved or the lease is elsewhere', async () => {
