@@ -1,8 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   createBatchedRateLimitStore,
-  LOCAL_FRACTION,
-  SYNC_MAX_AGE_MS,
   type BatchedRateLimitOptions,
   type BatchedRateLimiter,
   type BatchedRateLimitStore,
@@ -13,12 +11,14 @@ import { createTestContext } from './helpers/context.js';
 import { TEST_REDIS_URL, uniqueId } from './helpers/env.js';
 
 /**
- * The batched rate-limit store against the real Redis. Each "instance" is a limiter on its own
- * producer connection, as two gateway processes would be; each test has its own key prefix.
+ * The rate-limit store against the real Redis: exact counts, one command per key per turn. Each
+ * "instance" is a limiter on its own producer connection, as two gateway processes would be;
+ * each test has its own key prefix.
  */
 
 const WINDOW_MS = 60_000;
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const nextTurn = () => new Promise((r) => setImmediate(r));
 
 interface Call {
   /** The callback ran before incr returned. */
@@ -84,9 +84,7 @@ describe('batched rate-limit store', () => {
     const redis = opts.redis ?? createRedis(TEST_REDIS_URL, 'producer');
     connections.push(redis);
     if (opts.redis === undefined) await waitForRedis(redis);
-    // A clock that stands still unless a test says otherwise: the local path then does not depend
-    // on how fast this machine runs the test (state is trusted for only SYNC_MAX_AGE_MS).
-    const limiter = createBatchedRateLimitStore({ nameSpace, now: () => 1_000_000, ...opts, redis });
+    const limiter = createBatchedRateLimitStore({ nameSpace, ...opts, redis });
     limiters.push(limiter);
     // As the plugin does: `new Store(globalParams)`.
     return { redis, limiter, store: new limiter.Store({ continueExceeding: false, exponentialBackoff: false }) };
@@ -94,212 +92,99 @@ describe('batched rate-limit store', () => {
 
   const counter = async (key: string) => Number((await admin.get(`${nameSpace}${key}`)) ?? 0);
 
-  it('far from the limit, counts locally and answers synchronously; a flush sends the batch', async () => {
+  it('answers the requests of one turn with one command, each with its exact position', async () => {
     nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    const { limiter, store } = await instance({ flushIntervalMs: 60_000 });
-    const first = incr(store, 'k', 1000);
-    expect(first.sync).toBe(false); // no state yet: Redis answers
-    const answers = [(await first.result).current];
-    const calls = Array.from({ length: 99 }, () => incr(store, 'k', 1000));
-    expect(calls.every((c) => c.sync)).toBe(true);
-    for (const c of calls) {
-      const res = await c.result;
-      answers.push(res.current);
-      expect(res.ttl).toBeGreaterThan(WINDOW_MS - 5_000);
-      expect(res.ttl).toBeLessThanOrEqual(WINDOW_MS);
+    const { limiter, store } = await instance();
+    const calls = Array.from({ length: 50 }, () => incr(store, 'k', 1000));
+    expect(calls.some((c) => c.sync)).toBe(false); // every answer comes from Redis
+    const results = await Promise.all(calls.map((c) => c.result));
+    expect(results.map((r) => r.current)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(limiter.commandsSent()).toBe(1);
+    for (const r of results) expect(r.ttl).toBeGreaterThan(WINDOW_MS - 5_000);
+    expect(await counter('k')).toBe(50);
+    // The next turn is a new command, continuing the count.
+    expect((await incr(store, 'k', 1000).result).current).toBe(51);
+    expect(limiter.commandsSent()).toBe(2);
+  });
+
+  it('sends one command per key in a turn, and keeps keys apart', async () => {
+    nameSpace = `${uniqueId('rls')}:ratelimit:`;
+    const { limiter, store } = await instance();
+    const a = [incr(store, 'a', 10), incr(store, 'a', 10)];
+    const b = [incr(store, 'b', 10)];
+    expect((await Promise.all(a.map((c) => c.result))).map((r) => r.current)).toEqual([1, 2]);
+    expect((await b[0]!.result).current).toBe(1);
+    expect(limiter.commandsSent()).toBe(2);
+  });
+
+  it('never lets a key past its budget, whatever the mix of instances and turns', async () => {
+    nameSpace = `${uniqueId('rls')}:ratelimit:`;
+    const one = await instance();
+    const two = await instance();
+    const calls: Call[] = [];
+    // 162 requests for a budget of 100, from two instances, in bursts of different sizes.
+    for (let burst = 0; calls.length < 162; burst++) {
+      for (let i = 0; i < 1 + (burst % 17) && calls.length < 162; i++) calls.push(incr(calls.length % 2 === 0 ? one.store : two.store, 'k', 100));
+      if (burst % 3 === 0) await nextTurn();
     }
-    expect(answers).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
-    expect(await counter('k')).toBe(1); // the 99 are still here
-
-    await limiter.flush();
-    expect(await counter('k')).toBe(100);
-    const ttl = await admin.pttl(`${nameSpace}k`);
-    expect(ttl).toBeGreaterThan(WINDOW_MS - 5_000);
-    expect(ttl).toBeLessThanOrEqual(WINDOW_MS);
+    const currents = (await Promise.all(calls.map((c) => c.result))).map((r) => r.current);
+    // Every position from 1 to 162 handed out exactly once: exactly 100 requests are within budget.
+    expect([...currents].sort((x, y) => x - y)).toEqual(Array.from({ length: 162 }, (_, i) => i + 1));
+    expect(currents.filter((c) => c <= 100)).toHaveLength(100);
+    expect(await counter('k')).toBe(162);
+    expect(one.limiter.commandsSent() + two.limiter.commandsSent()).toBeLessThan(162);
   });
 
-  it(`goes to Redis, carrying the pending counts, once the estimate passes ${LOCAL_FRACTION * 100}% of max`, async () => {
-    nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    const { store } = await instance({ flushIntervalMs: 60_000 });
-    await incr(store, 'k', 100).result;
-    const local = Array.from({ length: 79 }, () => incr(store, 'k', 100));
-    expect(local.every((c) => c.sync)).toBe(true);
-    expect((await local.at(-1)!.result).current).toBe(80);
-
-    const near = incr(store, 'k', 100);
-    expect(near.sync).toBe(false);
-    expect((await near.result).current).toBe(81);
-    expect(await counter('k')).toBe(81); // 1 + 79 carried + this one
-  });
-
-  it('sends pending counts on its own within the flush interval', async () => {
+  it('starts the count again at 1 when the window ends', async () => {
     nameSpace = `${uniqueId('rls')}:ratelimit:`;
     const { store } = await instance();
-    await incr(store, 'k', 1000).result;
-    for (let i = 0; i < 9; i++) expect(incr(store, 'k', 1000).sync).toBe(true);
-    expect(await counter('k')).toBe(1);
-    await expect.poll(() => counter('k'), { timeout: 1_000, interval: 20 }).toBe(10);
+    expect((await incr(store, 'k', 10, 300).result).current).toBe(1);
+    expect((await incr(store, 'k', 10, 300).result).current).toBe(2);
+    await delay(400);
+    const fresh = await incr(store, 'k', 10, 300).result;
+    expect(fresh.current).toBe(1);
+    expect(fresh.ttl).toBeGreaterThan(0);
+    expect(fresh.ttl).toBeLessThanOrEqual(300);
   });
 
-  it('with a small max every decision is exact: the 6th request is refused, also across two instances', async () => {
+  it('read() answers the count in Redis without counting', async () => {
     nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    const a = await instance();
-    const b = await instance();
-
-    const alone: number[] = [];
-    for (let i = 0; i < 6; i++) {
-      const call = incr(a.store, 'alone', 5);
-      expect(call.sync).toBe(false);
-      alone.push((await call.result).current);
-    }
-    expect(alone).toEqual([1, 2, 3, 4, 5, 6]); // current > max: refused
-
-    const shared: number[] = [];
-    for (let i = 0; i < 7; i++) {
-      const call = incr((i % 2 === 0 ? a : b).store, 'shared', 5);
-      expect(call.sync).toBe(false);
-      shared.push((await call.result).current);
-    }
-    expect(shared.map((c) => c <= 5)).toEqual([true, true, true, true, true, false, false]);
-    expect(await counter('shared')).toBe(7);
-  });
-
-  it('two instances near the limit refuse exactly at it', async () => {
-    nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    const a = await instance({ flushIntervalMs: 60_000 });
-    const b = await instance({ flushIntervalMs: 60_000 });
-    await incr(a.store, 'k', 100).result;
-    for (let i = 0; i < 79; i++) incr(a.store, 'k', 100);
-    await a.limiter.flush();
-    expect(await counter('k')).toBe(80);
-
-    const answers: number[] = [];
-    for (let i = 0; i < 30; i++) {
-      const call = incr((i % 2 === 0 ? b : a).store, 'k', 100);
-      expect(call.sync).toBe(false);
-      answers.push((await call.result).current);
-    }
-    expect(answers).toEqual(Array.from({ length: 30 }, (_, i) => 81 + i));
-    expect(answers.filter((c) => c <= 100)).toHaveLength(20);
-  });
-
-  it('two instances far from the limit: after both flush, Redis holds the total of both', async () => {
-    nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    let now = 1_000_000;
-    const a = await instance({ flushIntervalMs: 60_000, now: () => now });
-    const b = await instance({ flushIntervalMs: 60_000 });
-    await incr(a.store, 'k', 1000).result;
-    expect((await incr(b.store, 'k', 1000).result).current).toBe(2);
-    for (let i = 0; i < 120; i++) incr((i % 2 === 0 ? a : b).store, 'k', 1000);
-    expect(await counter('k')).toBe(2);
-    await Promise.all([a.limiter.flush(), b.limiter.flush()]);
-    expect(await counter('k')).toBe(122);
-    // Once A's view is older than SYNC_MAX_AGE_MS, its next request asks Redis, and sees B's counts.
-    now += SYNC_MAX_AGE_MS + 1;
-    expect((await incr(a.store, 'k', 1000).result).current).toBe(123);
-  });
-
-  it('restarts the count at 1 when the window ends, without carrying counts of the old window', async () => {
-    nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    const { limiter, store } = await instance({ flushIntervalMs: 60_000, now: () => performance.now() });
-    const first = await incr(store, 'k', 1000, 1_000).result;
-    expect(first).toMatchObject({ current: 1 });
-    expect(first.ttl).toBeGreaterThan(500);
-    expect(first.ttl).toBeLessThanOrEqual(1_000);
-    for (let i = 0; i < 10; i++) expect(incr(store, 'k', 1000, 1_000).sync).toBe(true);
-
-    await delay(1_100);
-    expect(await admin.exists(`${nameSpace}k`)).toBe(0);
-    const next = incr(store, 'k', 1000, 1_000);
-    expect(next.sync).toBe(false);
-    expect((await next.result).current).toBe(1);
-    await limiter.flush();
-    expect(await counter('k')).toBe(1);
-  });
-
-  it('trusts a count seen in Redis only for a short while', async () => {
-    nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    let now = 1_000_000;
-    const a = await instance({ flushIntervalMs: 60_000, now: () => now });
-    const b = await instance({ flushIntervalMs: 60_000 });
-    await incr(a.store, 'k', 1000).result;
-    expect(incr(a.store, 'k', 1000).sync).toBe(true);
-    await a.limiter.flush();
-    // Another instance counts 50 and flushes them; A's view is stale after a while.
-    await incr(b.store, 'k', 1000).result;
-    for (let i = 0; i < 49; i++) incr(b.store, 'k', 1000);
-    await b.limiter.flush();
-
-    now += 1_000;
-    const stale = incr(a.store, 'k', 1000);
-    expect(stale.sync).toBe(false);
-    expect((await stale.result).current).toBe(53);
-    expect(incr(a.store, 'k', 1000).sync).toBe(true);
-  });
-
-  it('read() answers from Redis plus this instance’s pending counts, without counting', async () => {
-    nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    const { store } = await instance({ flushIntervalMs: 60_000 });
+    const { store } = await instance();
     expect(await read(store, 'k')).toEqual({ current: 0, ttl: 0 });
-    await incr(store, 'k', 1000).result;
-    for (let i = 0; i < 10; i++) incr(store, 'k', 1000);
-    const seen = await read(store, 'k');
-    expect(seen.current).toBe(11);
-    expect(seen.ttl).toBeGreaterThan(0);
-    expect(await counter('k')).toBe(1);
+    await Promise.all([incr(store, 'k', 10).result, incr(store, 'k', 10).result]);
+    const now = await read(store, 'k');
+    expect(now.current).toBe(2);
+    expect(now.ttl).toBeGreaterThan(0);
+    expect(await counter('k')).toBe(2);
   });
 
-  it('when Redis is unreachable the exact path answers with an error', async () => {
+  it('answers every waiting request with the error when Redis is unreachable', async () => {
     nameSpace = `${uniqueId('rls')}:ratelimit:`;
     const unreachable = createRedis('redis://127.0.0.1:1', 'producer');
     const { limiter, store } = await instance({ redis: unreachable });
-    const call = incr(store, 'k', 1000);
-    expect(call.sync).toBe(false);
-    await expect(call.result).rejects.toThrow();
+    const calls = [incr(store, 'k', 1000), incr(store, 'k', 1000)];
+    for (const call of calls) await expect(call.result).rejects.toThrow();
     await expect(read(store, 'k')).rejects.toThrow();
     await expect(limiter.flush()).resolves.toBeUndefined();
   });
 
-  it('keeps batched counts when a flush fails and sends them with a later one', async () => {
+  it('counts again once a lost connection is back', async () => {
     nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    const { redis, limiter, store } = await instance({ flushIntervalMs: 60_000 });
-    await incr(store, 'k', 1000).result;
-    for (let i = 0; i < 10; i++) expect(incr(store, 'k', 1000).sync).toBe(true);
-
+    const { redis, store } = await instance();
+    expect((await incr(store, 'k', 1000).result).current).toBe(1);
     await cut(redis);
-    await expect(limiter.flush()).resolves.toBeUndefined();
-    expect(await counter('k')).toBe(1);
-    // The state is still fresh (the clock stands still), so this one is counted locally and kept too.
-    expect(incr(store, 'k', 1000).sync).toBe(true);
-
+    await expect(incr(store, 'k', 1000).result).rejects.toThrow();
     await reconnect(redis);
-    await limiter.flush();
-    expect(await counter('k')).toBe(12);
+    expect((await incr(store, 'k', 1000).result).current).toBe(2);
   });
 
-  it('puts back the pending counts an exact request carried when it fails', async () => {
+  it('close() sends what waits for the end of the turn and waits for the answers', async () => {
     nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    const { redis, limiter, store } = await instance({ flushIntervalMs: 60_000 });
-    await incr(store, 'k', 100).result;
-    for (let i = 0; i < 79; i++) incr(store, 'k', 100);
-    await cut(redis);
-    // Near the limit: goes to Redis with the 79 pending, and fails; the request itself is not kept.
-    await expect(incr(store, 'k', 100).result).rejects.toThrow();
-    await reconnect(redis);
-    await limiter.flush();
-    expect(await counter('k')).toBe(80);
-  });
-
-  it('close() sends what is pending, and afterwards every request goes to Redis', async () => {
-    nameSpace = `${uniqueId('rls')}:ratelimit:`;
-    const { limiter, store } = await instance({ flushIntervalMs: 60_000 });
-    await incr(store, 'k', 1000).result;
-    for (let i = 0; i < 10; i++) incr(store, 'k', 1000);
+    const { limiter, store } = await instance();
+    const calls = [incr(store, 'k', 1000), incr(store, 'k', 1000), incr(store, 'k', 1000)];
     await limiter.close();
-    expect(await counter('k')).toBe(11);
-    const after = incr(store, 'k', 1000);
-    expect(after.sync).toBe(false);
-    expect((await after.result).current).toBe(12);
+    expect(await counter('k')).toBe(3);
+    expect((await calls[2]!.result).current).toBe(3);
   });
 
   it('names route stores as RedisStore does, and refuses options it does not implement', async () => {
@@ -316,7 +201,7 @@ describe('batched rate-limit store', () => {
 });
 
 describe('rate-limit plugin with the batched store', () => {
-  it('flushes pending counts when the app closes', async () => {
+  it('counts every request of a key in Redis, and GET /v1/me reports the budget', async () => {
     const ctx = await createTestContext({ RATE_LIMIT_MAX: '1000', RATE_LIMIT_WINDOW_MS: '60000' });
     try {
       const app = await ctx.app();

@@ -1,55 +1,22 @@
 import type { Redis } from '../redis.js';
 
 /**
- * A store for @fastify/rate-limit that keeps the counters in Redis, shared by every instance, but
- * does not pay a Redis round trip per request while a bucket is far from its limit.
+ * A store for @fastify/rate-limit that counts in Redis exactly as its RedisStore does (one shared
+ * counter per key and window, so every instance sees every request and none can let a key past
+ * its budget), but sends one command per key per event-loop turn instead of one per request.
  *
- * Per bucket (one Redis key) an instance keeps: the count it last saw in Redis, the increments in
- * flight, the increments pending (counted here, not sent yet), and the window's end as a local
- * deadline (from PTTL, measured from when the command was sent, so it is never later than Redis').
+ * Requests of one key that arrive in the same turn (under load, many: the HTTP parser hands
+ * several sockets' requests over in one poll phase) wait for one `INCRBY n`; Redis answers the
+ * count after them, and the i-th of the n learns its exact position (count − n + 1 + i). Redis
+ * applies each INCRBY atomically, so positions never overlap across instances: the decisions
+ * are exactly those of one INCR per request, at a fraction of the commands, the Lua calls and
+ * the Redis CPU. (An earlier version counted locally far from the limit; a review showed N
+ * instances could then admit a burst of about N × 80% of the budget. Exact it is.)
  *
- * - Local path: when the bucket's state is fresh (window not ended, last answer from Redis at most
- *   SYNC_MAX_AGE_MS old) and the estimate (seen + in flight + pending + 1) is at most
- *   LOCAL_FRACTION of `max` (and `max` is at least MIN_BATCHED_MAX), the request is counted here
- *   and answered synchronously. One unref'd timer per store sends the pending counts every
- *   FLUSH_INTERVAL_MS (one INCRBY script per bucket, auto-pipelined by the producer connection).
- * - Exact path: otherwise (no state, window ended, stale, or near the limit) the request goes to
- *   Redis at once, carrying the bucket's pending counts with it, and is answered from Redis' count.
- *   Near the limit, and for small limits, every decision is therefore exact, as with RedisStore.
- *
- * Bound: a count answered on the local path misses only (a) what other instances counted and have
- * not flushed yet, at most FLUSH_INTERVAL_MS (plus a round trip) of their traffic on that key, and
- * (b) what reached Redis since this instance's last answer, at most SYNC_MAX_AGE_MS old. So it is
- * low by at most ~300 ms of the *other* instances' traffic on that key. No request is let past
- * `max` unless that traffic exceeds the (1 - LOCAL_FRACTION) headroom, and then only by the excess.
- * Also: an instance that dies loses its unflushed counts (≤ FLUSH_INTERVAL_MS of its traffic), and
- * a batch whose reply is lost after Redis applied it is sent again (over-counting, the safe side).
- *
- * Keys and values are those of @fastify/rate-limit's RedisStore (same namespace, an integer with a
- * PEXPIRE set when the window starts), so old and new instances share counters during a deploy.
- * `continueExceeding` and `exponentialBackoff` are not supported (refused at construction).
+ * Keys and values are RedisStore's (same namespace; an integer with a PEXPIRE set when the window
+ * starts), so old and new instances share counters during a deploy. `continueExceeding` and
+ * `exponentialBackoff` are not supported (refused at construction).
  */
-
-/** How often pending counts are sent to Redis; also the bound on how late other instances see them. */
-export const FLUSH_INTERVAL_MS = 100;
-/**
- * Count locally only while the estimate is at most this fraction of `max`. The rest of the budget
- * (20%) is headroom for what this instance cannot see yet (other instances' unflushed counts): as
- * long as they add less than that within the bound above, no request is admitted over `max`, and
- * every decision in the last 20% is made by Redis, exactly.
- */
-export const LOCAL_FRACTION = 0.8;
-/**
- * Below this `max` every request goes to Redis: the headroom (max × 0.2 < 20 requests) is too small
- * to absorb other instances' unflushed counts, and small limits are where exactness matters most.
- */
-export const MIN_BATCHED_MAX = 100;
-/**
- * The local path trusts the last count seen in Redis for at most this long; after that the next
- * request goes to Redis (refreshing it). Twice the flush interval, so that under steady traffic the
- * flushes keep the state fresh even when the timer fires somewhat late.
- */
-export const SYNC_MAX_AGE_MS = 2 * FLUSH_INTERVAL_MS;
 
 const INCR_SCRIPT = `
 local count = redis.call('INCRBY', KEYS[1], ARGV[1])
@@ -91,172 +58,80 @@ export interface RateLimitResult {
 
 export type RateLimitCallback = (err: Error | null, result?: RateLimitResult) => void;
 
-interface Bucket {
-  /** Full Redis key. */
+/** The requests of one key waiting for this turn's INCRBY. */
+interface Batch {
   readonly key: string;
-  /** Window length, for PEXPIRE when a flush starts a window. */
   windowMs: number;
-  /** Count in Redis in the last applied answer. */
-  seen: number;
-  /** Increments sent, not answered yet. */
-  inFlight: number;
-  /** Increments counted here, not sent yet. */
-  pending: number;
-  /** Local time the window ends; -Infinity until Redis answered. */
-  deadline: number;
-  /** Local time the command of the last applied answer was sent. */
-  syncedAt: number;
-  /** Sequence number of the last applied answer (answers arrive in order; this is a guard). */
-  appliedSeq: number;
-  /** Set when the batcher drops the bucket; a store view holding it then looks it up again. */
-  dropped: boolean;
+  readonly callbacks: RateLimitCallback[];
 }
 
 class Batcher {
   private readonly client: ScriptClient;
-  private readonly buckets = new Map<string, Bucket>();
+  /** This turn's batches, by full Redis key; sent together at the end of the turn. */
+  private batches = new Map<string, Batch>();
+  private scheduled = false;
   private readonly sends = new Set<Promise<void>>();
-  private timer: NodeJS.Timeout | undefined;
-  private seq = 0;
-  private closed = false;
+  /** Commands sent so far (tests and diagnostics: how well requests coalesce). */
+  commandsSent = 0;
 
-  constructor(
-    redis: Redis,
-    readonly now: () => number,
-    private readonly flushIntervalMs: number,
-  ) {
+  constructor(redis: Redis) {
     const commands = redis as unknown as Partial<Record<string, unknown>>;
     if (typeof commands[INCR_COMMAND] !== 'function') redis.defineCommand(INCR_COMMAND, { numberOfKeys: 1, lua: INCR_SCRIPT });
     if (typeof commands[READ_COMMAND] !== 'function') redis.defineCommand(READ_COMMAND, { numberOfKeys: 1, lua: READ_SCRIPT });
     this.client = redis as unknown as ScriptClient;
   }
 
-  /** The bucket of a full Redis key, created when missing. */
-  bucketFor(key: string): Bucket {
-    let bucket = this.buckets.get(key);
-    if (bucket === undefined) {
-      bucket = { key, windowMs: 0, seen: 0, inFlight: 0, pending: 0, deadline: -Infinity, syncedAt: -Infinity, appliedSeq: 0, dropped: false };
-      this.buckets.set(key, bucket);
+  incr(key: string, windowMs: number, cb: RateLimitCallback): void {
+    let batch = this.batches.get(key);
+    if (batch === undefined) {
+      batch = { key, windowMs, callbacks: [] };
+      this.batches.set(key, batch);
     }
-    return bucket;
-  }
-
-  incrBucket(bucket: Bucket, windowMs: number, max: number, cb: RateLimitCallback): void {
-    const now = this.now();
-    if (
-      !this.closed &&
-      max >= MIN_BATCHED_MAX &&
-      this.isFresh(bucket, now) &&
-      bucket.seen + bucket.inFlight + bucket.pending + 1 <= max * LOCAL_FRACTION
-    ) {
-      bucket.pending += 1;
-      bucket.windowMs = windowMs;
-      this.schedule();
-      cb(null, { current: bucket.seen + bucket.inFlight + bucket.pending, ttl: bucket.deadline - now });
-      return;
+    batch.windowMs = windowMs;
+    batch.callbacks.push(cb);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      // After this turn's I/O callbacks: every request parsed in this poll phase joins.
+      setImmediate(() => this.sendAll());
     }
-
-    if (now >= bucket.deadline) {
-      // Counted in a window that has ended: they would only inflate the next one.
-      bucket.pending = 0;
-    }
-    bucket.windowMs = windowMs;
-    const carried = bucket.pending;
-    bucket.pending = 0;
-    const answered = this.send(bucket, carried + 1, carried);
-    void answered.then((outcome) => (outcome instanceof Error ? cb(outcome) : cb(null, outcome)));
   }
 
   async read(key: string): Promise<RateLimitResult> {
-    // Pending counts as of now: those sent later reach Redis after this GET, so none is counted twice.
-    const now = this.now();
-    const bucket = this.buckets.get(key);
-    const live = bucket !== undefined && now < bucket.deadline;
-    const pending = live ? bucket.pending : 0;
     const [current, ttl] = await this.client[READ_COMMAND](key);
-    // The key may be gone while counts made in its window wait here: report the local window.
-    if (ttl === 0 && pending > 0 && live) return { current: current + pending, ttl: Math.max(0, bucket.deadline - now) };
-    return { current: current + pending, ttl };
+    return { current, ttl };
   }
 
-  /** Sends every pending count and waits for every command in flight (never rejects). */
+  /** Sends this turn's batches now and waits for every command in flight (never rejects). */
   async flush(): Promise<void> {
-    this.sendPending();
+    this.sendAll();
     await Promise.all([...this.sends]);
   }
 
-  /** Final flush; stops the timer. Later requests all go to Redis. */
-  async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.flush();
+  private sendAll(): void {
+    this.scheduled = false;
+    const batches = this.batches;
+    if (batches.size === 0) return;
+    this.batches = new Map();
+    for (const batch of batches.values()) this.send(batch);
   }
 
-  private isFresh(bucket: Bucket, now: number): boolean {
-    return now < bucket.deadline && now - bucket.syncedAt <= SYNC_MAX_AGE_MS;
-  }
-
-  /**
-   * Sends `count` increments of `bucket` (`carried` of them were pending, put back on failure).
-   * Resolves with Redis' answer or the error; never rejects.
-   */
-  private send(bucket: Bucket, count: number, carried: number): Promise<RateLimitResult | Error> {
-    const seq = ++this.seq;
-    const sentAt = this.now();
-    bucket.inFlight += count;
-    const answer = this.client[INCR_COMMAND](bucket.key, count, bucket.windowMs).then(
-      ([current, pttl]): RateLimitResult => {
-        bucket.inFlight -= count;
-        if (seq > bucket.appliedSeq) {
-          bucket.appliedSeq = seq;
-          bucket.seen = current;
-          bucket.deadline = sentAt + pttl;
-          bucket.syncedAt = sentAt;
-        }
-        return { current, ttl: pttl };
+  private send({ key, windowMs, callbacks }: Batch): void {
+    const n = callbacks.length;
+    this.commandsSent++;
+    const sent = this.client[INCR_COMMAND](key, n, windowMs).then(
+      ([count, ttl]) => {
+        const first = count - n + 1;
+        for (let i = 0; i < n; i++) callbacks[i]!(null, { current: first + i, ttl });
       },
-      (err: unknown): Error => {
-        bucket.inFlight -= count;
-        // Kept for the next flush while their window lasts; never thrown, never logged here (the
-        // connection logs its state changes).
-        if (carried > 0 && this.now() < bucket.deadline) bucket.pending += carried;
-        return err instanceof Error ? err : new Error(String(err));
+      (err: unknown) => {
+        // The plugin's skipOnError lets these requests through; nothing is retried or logged here
+        // (the connection logs its own state changes).
+        const error = err instanceof Error ? err : new Error(String(err));
+        for (const cb of callbacks) cb(error);
       },
     );
-    const tracked = answer.then(() => undefined);
-    this.sends.add(tracked);
-    void tracked.then(() => this.sends.delete(tracked));
-    // The timer also drops the bucket once it is stale and idle.
-    this.schedule();
-    return answer;
-  }
-
-  /** Sends each bucket's pending counts; drops buckets that are stale with nothing in flight. */
-  private sendPending(): void {
-    const now = this.now();
-    for (const [key, bucket] of this.buckets) {
-      if (now >= bucket.deadline) bucket.pending = 0;
-      if (bucket.pending > 0) {
-        const count = bucket.pending;
-        bucket.pending = 0;
-        void this.send(bucket, count, count);
-      } else if (bucket.inFlight === 0 && !this.isFresh(bucket, now)) {
-        this.buckets.delete(key);
-        bucket.dropped = true;
-      }
-    }
-  }
-
-  private schedule(): void {
-    if (this.timer !== undefined || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.sendPending();
-      // While any bucket remains (pending, in flight, or fresh state to expire later).
-      if (this.buckets.size > 0) this.schedule();
-    }, this.flushIntervalMs);
-    this.timer.unref();
+    this.sends.add(sent);
+    void sent.finally(() => this.sends.delete(sent));
   }
 }
 
@@ -268,21 +143,24 @@ export class BatchedRateLimitStore {
   ) {}
 
   /**
-   * This view's buckets by the plugin's key (an API key id): the same string object every request,
-   * so the lookup reuses its cached hash instead of building and hashing `prefix + key` each time.
+   * Full Redis keys by the plugin's key (an API key id): the same string object every request,
+   * so the lookup reuses its cached hash instead of building `prefix + key` each time.
    */
-  private readonly local = new Map<string, Bucket>();
+  private readonly keys = new Map<string, string>();
 
-  incr(key: string, cb: RateLimitCallback, timeWindow: number, max: number): void {
-    let bucket = this.local.get(key);
-    if (bucket === undefined || bucket.dropped) {
-      bucket = this.batcher.bucketFor(this.prefix + key);
-      this.local.set(key, bucket);
+  /** The plugin's call: it also passes `max`, which only the plugin compares (the count is exact). */
+  incr(key: string, cb: RateLimitCallback, timeWindow: number, _max?: number): void {
+    let full = this.keys.get(key);
+    if (full === undefined) {
+      full = this.prefix + key;
+      // Bounded by the keys in use (the plugin's key is an API key id); cleared if it ever grows.
+      if (this.keys.size >= MAX_REMEMBERED_KEYS) this.keys.clear();
+      this.keys.set(key, full);
     }
-    this.batcher.incrBucket(bucket, timeWindow, max, cb);
+    this.batcher.incr(full, timeWindow, cb);
   }
 
-  /** Redis' count (GET + PTTL) plus this instance's pending increments; does not count. */
+  /** Redis' count (GET + PTTL); does not count. */
   read(key: string, cb: RateLimitCallback): void {
     this.batcher.read(this.prefix + key).then(
       (result) => cb(null, result),
@@ -303,6 +181,8 @@ export class BatchedRateLimitStore {
   }
 }
 
+const MAX_REMEMBERED_KEYS = 10_000;
+
 /** The plugin's parameters, as far as this store reads them. */
 export interface StoreParams {
   continueExceeding?: unknown;
@@ -319,9 +199,6 @@ export interface BatchedRateLimitOptions {
   redis: Redis;
   /** Key prefix in Redis; RedisStore's default when omitted. */
   nameSpace?: string;
-  /** Clock for windows and freshness, in ms (default performance.now); tests inject their own. */
-  now?: () => number;
-  flushIntervalMs?: number;
 }
 
 export interface BatchedRateLimiter {
@@ -329,19 +206,21 @@ export interface BatchedRateLimiter {
   Store: new (params?: StoreParams) => BatchedRateLimitStore;
   /** A store on this batcher with the given prefix (the namespace by default). */
   store(prefix?: string): BatchedRateLimitStore;
-  /** Sends every pending count now and waits for the answers. Never rejects. */
+  /** Redis commands sent so far. */
+  commandsSent(): number;
+  /** Sends what waits for the end of this turn and waits for every answer. Never rejects. */
   flush(): Promise<void>;
-  /** Final flush and stops the timer. Never rejects. */
+  /** The same as flush (there is no timer to stop). Never rejects. */
   close(): Promise<void>;
 }
 
 /**
- * Creates the batcher (one timer, one connection, one bucket map) and a store class bound to it,
+ * Creates the batcher (one connection, this turn's batches) and a store class bound to it,
  * since @fastify/rate-limit instantiates the store itself. Close it when the app closes.
  */
 export function createBatchedRateLimitStore(opts: BatchedRateLimitOptions): BatchedRateLimiter {
   const nameSpace = opts.nameSpace ?? 'fastify-rate-limit-';
-  const batcher = new Batcher(opts.redis, opts.now ?? (() => performance.now()), opts.flushIntervalMs ?? FLUSH_INTERVAL_MS);
+  const batcher = new Batcher(opts.redis);
   class Store extends BatchedRateLimitStore {
     constructor(params?: StoreParams) {
       refuseUnsupported(params);
@@ -351,7 +230,8 @@ export function createBatchedRateLimitStore(opts: BatchedRateLimitOptions): Batc
   return {
     Store,
     store: (prefix = nameSpace) => new BatchedRateLimitStore(batcher, prefix),
+    commandsSent: () => batcher.commandsSent,
     flush: () => batcher.flush(),
-    close: () => batcher.close(),
+    close: () => batcher.flush(),
   };
 }
