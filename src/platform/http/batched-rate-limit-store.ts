@@ -1,17 +1,23 @@
 import type { Redis } from '../redis.js';
 
 /**
- * A store for @fastify/rate-limit that counts in Redis exactly as its RedisStore does (one shared
- * counter per key and window, so every instance sees every request and none can let a key past
- * its budget), but sends one command per key per event-loop turn instead of one per request.
+ * A store for @fastify/rate-limit that counts in one Redis counter per key and window, shared by
+ * every instance, where every admitted request holds its own position in the count (so no number
+ * of instances can let a key past its budget), without a Redis round trip per request:
  *
- * Requests of one key that arrive in the same turn (under load, many: the HTTP parser hands
- * several sockets' requests over in one poll phase) wait for one `INCRBY n`; Redis answers the
- * count after them, and the i-th of the n learns its exact position (count − n + 1 + i). Redis
- * applies each INCRBY atomically, so positions never overlap across instances: the decisions
- * are exactly those of one INCR per request, at a fraction of the commands, the Lua calls and
- * the Redis CPU. (An earlier version counted locally far from the limit; a review showed N
- * instances could then admit a burst of about N × 80% of the budget. Exact it is.)
+ * - Requests of one key that arrive in the same event-loop turn wait for one `INCRBY n`; Redis
+ *   applies it atomically and the i-th of the n gets position count − n + 1 + i.
+ * - Far from the limit, that INCRBY also reserves a few positions more (LEASE_FRACTION of the
+ *   budget): the next requests of that key on this instance take them in order, answered at
+ *   once. Reserved positions count in Redis from the moment they are reserved, so other
+ *   instances see them as used; a reservation can only make a key reach its limit *earlier*
+ *   (by what instances hold unused: at most LEASE_FRACTION × budget each, and reservations stop
+ *   once a key's count passes EXACT_FROM of its budget), never let it past. Positions still
+ *   unused when the window ends are dropped with it.
+ * - Every position beyond the budget is a refusal, exactly as RedisStore's INCR past `max`.
+ *
+ * (An earlier version counted locally and sent the counts later; a review showed N instances
+ * could then admit a burst of about N × 80% of the budget. Positions are handed out by Redis now.)
  *
  * Keys and values are RedisStore's (same namespace; an integer with a PEXPIRE set when the window
  * starts), so old and new instances share counters during a deploy. `continueExceeding` and
@@ -40,6 +46,13 @@ end
 return {tonumber(current), ttl}
 `;
 
+/** Far from the limit, each INCRBY reserves this fraction of the budget for later requests of the key. */
+export const LEASE_FRACTION = 0.05;
+/** From this fraction of the budget on (and for budgets under MIN_LEASED_MAX), nothing is reserved. */
+export const EXACT_FROM = 0.8;
+/** Smaller budgets are counted request by request (per turn): 5% of them is not worth holding. */
+export const MIN_LEASED_MAX = 100;
+
 // Names of our own (not RedisStore's `rateLimit`/`rateLimitRead`, whose scripts differ).
 const INCR_COMMAND = 'gatewayRateLimitIncrBy';
 const READ_COMMAND = 'gatewayRateLimitRead';
@@ -58,82 +71,145 @@ export interface RateLimitResult {
 
 export type RateLimitCallback = (err: Error | null, result?: RateLimitResult) => void;
 
-/** The requests of one key waiting for this turn's INCRBY. */
-interface Batch {
+/** One key's state on this instance. */
+interface Bucket {
   readonly key: string;
   windowMs: number;
-  readonly callbacks: RateLimitCallback[];
+  max: number;
+  /** Requests waiting for the next INCRBY. */
+  waiting: RateLimitCallback[];
+  /** An INCRBY is on its way (the waiting requests then go with the next one). */
+  sending: boolean;
+  /** Reserved positions not handed out yet: next..last. */
+  next: number;
+  last: number;
+  /** Local time the window ends (from PTTL, measured from when the command was sent). */
+  deadline: number;
 }
 
 class Batcher {
   private readonly client: ScriptClient;
-  /** This turn's batches, by full Redis key; sent together at the end of the turn. */
-  private batches = new Map<string, Batch>();
+  private readonly buckets = new Map<string, Bucket>();
+  /** Keys with requests waiting for the end of this turn. */
+  private due = new Set<Bucket>();
   private scheduled = false;
   private readonly sends = new Set<Promise<void>>();
   /** Commands sent so far (tests and diagnostics: how well requests coalesce). */
   commandsSent = 0;
 
-  constructor(redis: Redis) {
+  constructor(
+    redis: Redis,
+    private readonly now: () => number,
+  ) {
     const commands = redis as unknown as Partial<Record<string, unknown>>;
     if (typeof commands[INCR_COMMAND] !== 'function') redis.defineCommand(INCR_COMMAND, { numberOfKeys: 1, lua: INCR_SCRIPT });
     if (typeof commands[READ_COMMAND] !== 'function') redis.defineCommand(READ_COMMAND, { numberOfKeys: 1, lua: READ_SCRIPT });
     this.client = redis as unknown as ScriptClient;
   }
 
-  incr(key: string, windowMs: number, cb: RateLimitCallback): void {
-    let batch = this.batches.get(key);
-    if (batch === undefined) {
-      batch = { key, windowMs, callbacks: [] };
-      this.batches.set(key, batch);
+  bucketFor(key: string): Bucket {
+    let bucket = this.buckets.get(key);
+    if (bucket === undefined) {
+      if (this.buckets.size >= MAX_BUCKETS) this.dropIdle();
+      bucket = { key, windowMs: 0, max: 0, waiting: [], sending: false, next: 1, last: 0, deadline: -Infinity };
+      this.buckets.set(key, bucket);
     }
-    batch.windowMs = windowMs;
-    batch.callbacks.push(cb);
+    return bucket;
+  }
+
+  incr(bucket: Bucket, windowMs: number, max: number, cb: RateLimitCallback): void {
+    bucket.windowMs = windowMs;
+    bucket.max = max;
+    const now = this.now();
+    if (bucket.next <= bucket.last && now < bucket.deadline && bucket.waiting.length === 0) {
+      // A position this instance reserved earlier in this window.
+      cb(null, { current: bucket.next++, ttl: bucket.deadline - now });
+      return;
+    }
+    bucket.waiting.push(cb);
+    if (!bucket.sending) this.due.add(bucket);
     if (!this.scheduled) {
       this.scheduled = true;
       // After this turn's I/O callbacks: every request parsed in this poll phase joins.
-      setImmediate(() => this.sendAll());
+      setImmediate(() => this.sendDue());
     }
   }
 
   async read(key: string): Promise<RateLimitResult> {
     const [current, ttl] = await this.client[READ_COMMAND](key);
-    return { current, ttl };
+    // Positions this instance reserved but has not handed out are not requests.
+    const bucket = this.buckets.get(key);
+    const unused = bucket !== undefined && this.now() < bucket.deadline ? Math.max(0, bucket.last - bucket.next + 1) : 0;
+    return { current: Math.max(0, current - unused), ttl };
   }
 
-  /** Sends this turn's batches now and waits for every command in flight (never rejects). */
+  /** Sends what waits for the end of this turn and waits for every command in flight (never rejects). */
   async flush(): Promise<void> {
-    this.sendAll();
-    await Promise.all([...this.sends]);
+    this.sendDue();
+    while (this.sends.size > 0) await Promise.all([...this.sends]);
   }
 
-  private sendAll(): void {
+  private sendDue(): void {
     this.scheduled = false;
-    const batches = this.batches;
-    if (batches.size === 0) return;
-    this.batches = new Map();
-    for (const batch of batches.values()) this.send(batch);
+    const due = this.due;
+    if (due.size === 0) return;
+    this.due = new Set();
+    for (const bucket of due) this.send(bucket);
   }
 
-  private send({ key, windowMs, callbacks }: Batch): void {
-    const n = callbacks.length;
+  private send(bucket: Bucket): void {
+    const waiting = bucket.waiting;
+    bucket.waiting = [];
+    bucket.sending = true;
+    // Reserve more only far from the limit, judged by the count this instance last saw.
+    const farFromLimit = bucket.max >= MIN_LEASED_MAX && bucket.last < bucket.max * EXACT_FROM;
+    const reserve = farFromLimit ? Math.ceil(bucket.max * LEASE_FRACTION) : 0;
+    const n = waiting.length + reserve;
+    const sentAt = this.now();
     this.commandsSent++;
-    const sent = this.client[INCR_COMMAND](key, n, windowMs).then(
+    const sent = this.client[INCR_COMMAND](bucket.key, n, bucket.windowMs).then(
       ([count, ttl]) => {
         const first = count - n + 1;
-        for (let i = 0; i < n; i++) callbacks[i]!(null, { current: first + i, ttl });
+        // The reserved positions follow the waiting requests' (a new window drops old ones).
+        bucket.next = first + waiting.length;
+        bucket.last = count;
+        bucket.deadline = sentAt + ttl;
+        for (let i = 0; i < waiting.length; i++) waiting[i]!(null, { current: first + i, ttl });
       },
       (err: unknown) => {
-        // The plugin's skipOnError lets these requests through; nothing is retried or logged here
-        // (the connection logs its own state changes).
+        // The plugin's skipOnError lets these requests through; nothing is retried or logged
+        // here (the connection logs its own state changes).
         const error = err instanceof Error ? err : new Error(String(err));
-        for (const cb of callbacks) cb(error);
+        for (const cb of waiting) cb(error);
       },
     );
-    this.sends.add(sent);
-    void sent.finally(() => this.sends.delete(sent));
+    const done = sent.finally(() => {
+      this.sends.delete(done);
+      bucket.sending = false;
+      // Requests that came while this command was out go with the next one.
+      if (bucket.waiting.length > 0) {
+        this.due.add(bucket);
+        if (!this.scheduled) {
+          this.scheduled = true;
+          setImmediate(() => this.sendDue());
+        }
+      }
+    });
+    this.sends.add(done);
+  }
+
+  /** Forgets keys with nothing reserved, waiting or on its way (bounds the map). */
+  private dropIdle(): void {
+    const now = this.now();
+    for (const [key, bucket] of this.buckets) {
+      const holds = bucket.next <= bucket.last && now < bucket.deadline;
+      if (!holds && !bucket.sending && bucket.waiting.length === 0) this.buckets.delete(key);
+    }
   }
 }
+
+/** Keys remembered at once before idle ones are dropped (the plugin's key is an API key id). */
+const MAX_BUCKETS = 10_000;
 
 /** One view of the shared batcher, with its own key prefix (the plugin's root store or a route's). */
 export class BatchedRateLimitStore {
@@ -143,24 +219,22 @@ export class BatchedRateLimitStore {
   ) {}
 
   /**
-   * Full Redis keys by the plugin's key (an API key id): the same string object every request,
-   * so the lookup reuses its cached hash instead of building `prefix + key` each time.
+   * Buckets by the plugin's key (an API key id): the same string object every request, so the
+   * lookup reuses its cached hash instead of building `prefix + key` each time.
    */
-  private readonly keys = new Map<string, string>();
+  private readonly local = new Map<string, Bucket>();
 
-  /** The plugin's call: it also passes `max`, which only the plugin compares (the count is exact). */
-  incr(key: string, cb: RateLimitCallback, timeWindow: number, _max?: number): void {
-    let full = this.keys.get(key);
-    if (full === undefined) {
-      full = this.prefix + key;
-      // Bounded by the keys in use (the plugin's key is an API key id); cleared if it ever grows.
-      if (this.keys.size >= MAX_REMEMBERED_KEYS) this.keys.clear();
-      this.keys.set(key, full);
+  incr(key: string, cb: RateLimitCallback, timeWindow: number, max: number): void {
+    let bucket = this.local.get(key);
+    if (bucket === undefined) {
+      bucket = this.batcher.bucketFor(this.prefix + key);
+      if (this.local.size >= MAX_BUCKETS) this.local.clear();
+      this.local.set(key, bucket);
     }
-    this.batcher.incr(full, timeWindow, cb);
+    this.batcher.incr(bucket, timeWindow, max, cb);
   }
 
-  /** Redis' count (GET + PTTL); does not count. */
+  /** Redis' count (GET + PTTL) less the positions this instance reserved and has not used; does not count. */
   read(key: string, cb: RateLimitCallback): void {
     this.batcher.read(this.prefix + key).then(
       (result) => cb(null, result),
@@ -181,7 +255,6 @@ export class BatchedRateLimitStore {
   }
 }
 
-const MAX_REMEMBERED_KEYS = 10_000;
 
 /** The plugin's parameters, as far as this store reads them. */
 export interface StoreParams {
@@ -199,6 +272,8 @@ export interface BatchedRateLimitOptions {
   redis: Redis;
   /** Key prefix in Redis; RedisStore's default when omitted. */
   nameSpace?: string;
+  /** Clock for window ends, in ms (default performance.now); tests inject their own. */
+  now?: () => number;
 }
 
 export interface BatchedRateLimiter {
@@ -210,7 +285,7 @@ export interface BatchedRateLimiter {
   commandsSent(): number;
   /** Sends what waits for the end of this turn and waits for every answer. Never rejects. */
   flush(): Promise<void>;
-  /** The same as flush (there is no timer to stop). Never rejects. */
+  /** The same as flush (there is no timer to stop; unused reservations lapse with their window). Never rejects. */
   close(): Promise<void>;
 }
 
@@ -220,7 +295,7 @@ export interface BatchedRateLimiter {
  */
 export function createBatchedRateLimitStore(opts: BatchedRateLimitOptions): BatchedRateLimiter {
   const nameSpace = opts.nameSpace ?? 'fastify-rate-limit-';
-  const batcher = new Batcher(opts.redis);
+  const batcher = new Batcher(opts.redis, opts.now ?? (() => performance.now()));
   class Store extends BatchedRateLimitStore {
     constructor(params?: StoreParams) {
       refuseUnsupported(params);
