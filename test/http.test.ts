@@ -55,6 +55,7 @@ describe('HTTP foundation', () => {
     });
     const res = await failing.inject({ method: 'GET', url: '/readyz' });
     expect(res.statusCode).toBe(503);
+    expect(res.headers['x-request-id']).toEqual(expect.any(String)); // as on every error answer
     expect(res.json()).toMatchObject({
       status: 'unready',
       checks: { database: { ok: true }, redis: { ok: false, error: 'unavailable' }, catalog: { ok: false, error: 'unavailable' } },

@@ -3,8 +3,9 @@ import type { CallOptions, UpstreamCallRecord } from '../upstream/index.js';
 export type Collected<T> = { result: T; calls: UpstreamCallRecord[] } | { error: unknown; calls: UpstreamCallRecord[] };
 
 /**
- * Runs one provider call for an order and collects its HTTP attempts (retries and the attempt
- * a stale token failed included) for that order's timeline, with the call's error caught.
+ * Runs one provider call for an order and collects its HTTP attempts (retries, the attempt a
+ * stale token failed, and a login the call started) for that order's timeline, with the call's
+ * error caught.
  *
  * The attempts are handed over explicitly through the call's `onCall` option. (This used an
  * AsyncLocalStorage before: on Node 20 that switches on promise hooks for the whole process,

@@ -123,7 +123,7 @@ export function createCallRunner(deps: CallRunnerDeps): RunCall {
       // Checked per attempt, so close() during a back-off also stops further retries.
       if (deps.isClosed()) throw new UpstreamError({ kind: 'network', endpoint, requestSent: false, detail: 'client closed' });
       // A failed login surfaces as the login's own error: the call itself was never sent.
-      const token = spec.authenticated ? await deps.tokens().get() : undefined;
+      const token = spec.authenticated ? await deps.tokens().get(onCall) : undefined;
       try {
         return await attemptOnce(endpoint, body, schema, token, attempt, onCall);
       } catch (error) {

@@ -39,7 +39,7 @@ export function createUpstreamClient(options: UpstreamClientOptions): UpstreamCl
   // JSON.stringify is fine here: no numbers. The password stays in this closure only.
   const loginBody = JSON.stringify({ user_name: username, password: privateKey });
   const tokens = createTokenCache({
-    login: async () => (await run('login', loginBody, loginSchema)).token,
+    login: async (onCall) => (await run('login', loginBody, loginSchema, onCall)).token,
     now,
     maxAgeMs: options.tokenMaxAgeMs,
   });

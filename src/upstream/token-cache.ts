@@ -1,3 +1,4 @@
+import type { UpstreamCallRecord } from './types.js';
 /**
  * The session token, shared by every call of a client. At most one login is in flight at any
  * time (single-flight): concurrent callers that find no usable token, or that all see 10000 for
@@ -5,8 +6,12 @@
  * otherwise revoke each other's tokens if the provider keeps one session per merchant.
  */
 export interface TokenCache {
-  /** A usable token: the cached one, or the result of the (shared) login. */
-  get(): Promise<string>;
+  /**
+   * A usable token: the cached one, or the result of the (shared) login. A login this call
+   * starts reports its attempts to `onCall` too (the call that needed it, e.g. for an order's
+   * timeline); one it joins is reported to the caller that started it.
+   */
+  get(onCall?: (record: UpstreamCallRecord) => void): Promise<string>;
   /**
    * Forget `stale` because the provider rejected it. A no-op when the cache already holds a newer
    * token, so late 10000 answers for an old token do not trigger another login.
@@ -17,7 +22,7 @@ export interface TokenCache {
 }
 
 export interface TokenCacheOptions {
-  login: () => Promise<string>;
+  login: (onCall?: (record: UpstreamCallRecord) => void) => Promise<string>;
   now: () => number;
   /** Replace a token older than this before using it; undefined = only on rejection. */
   maxAgeMs?: number;
@@ -27,9 +32,9 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
   let current: { token: string; obtainedAt: number } | undefined;
   let inflight: Promise<string> | undefined;
 
-  function startLogin(): Promise<string> {
+  function startLogin(onCall?: (record: UpstreamCallRecord) => void): Promise<string> {
     inflight ??= options
-      .login()
+      .login(onCall)
       .then((token) => {
         current = { token, obtainedAt: options.now() };
         return token;
@@ -46,7 +51,7 @@ export function createTokenCache(options: TokenCacheOptions): TokenCache {
   }
 
   return {
-    get: () => (inflight ? inflight : fresh() && current ? Promise.resolve(current.token) : startLogin()),
+    get: (onCall) => (inflight ? inflight : fresh() && current ? Promise.resolve(current.token) : startLogin(onCall)),
     invalidate(stale) {
       if (current?.token === stale) current = undefined;
     },

@@ -104,7 +104,7 @@ export interface UpstreamClientOptions {
 export interface CallOptions {
   /**
    * Called once per HTTP attempt of this call (after the client's own onCall), e.g. to put the
-   * attempts on an order's timeline. A login the call waits for is the session's, not reported here.
+   * attempts on an order's timeline, including a login this call started (not one it joined).
    */
   onCall?: (record: UpstreamCallRecord) => void;
 }

@@ -98,8 +98,11 @@ describe('purchase pipeline under provider faults', () => {
       gw.sandbox.sandbox.control.expireTokens();
       const order = await place({ cardId: '201', quantity: 1 });
       expect(order.status).toBe('fulfilled');
-      const codes = (await gw.ctx.prisma.orderEvent.findMany({ where: { orderId: order.id, kind: 'provider_call' } })).map((e) => e.upstreamCode);
-      expect(codes).toContain(10000);
+      const calls = await gw.ctx.prisma.orderEvent.findMany({ where: { orderId: order.id, kind: 'provider_call' }, orderBy: { id: 'asc' } });
+      expect(calls.map((e) => e.upstreamCode)).toContain(10000);
+      // The login that call started is on the order's timeline, after the refused attempt.
+      const refused = calls.findIndex((e) => e.upstreamCode === 10000);
+      expect(calls.slice(refused + 1).some((e) => e.endpoint === 'login' && e.ok === true)).toBe(true);
     });
   });
 

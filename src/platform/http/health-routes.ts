@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { withTimeout } from '../with-timeout.js';
+import { REQUEST_ID_HEADER } from './error-handler.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -91,7 +92,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<{ checks: ReadinessCheck[] 
       const ready = results.every(([, r, c]) => r.ok || c.critical === false);
       const body = Object.fromEntries(results.map(([name, r]) => [name, r]));
       if (ready) return reply.status(200).send({ status: 'ready' as const, checks: body });
-      return reply.status(503).send({ status: 'unready' as const, checks: body });
+      return reply.status(503).header(REQUEST_ID_HEADER, String(request.id)).send({ status: 'unready' as const, checks: body });
     },
   );
 };
