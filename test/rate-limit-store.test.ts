@@ -218,6 +218,18 @@ describe('batched rate-limit store', () => {
     expect((await incr(store, 'k', 10).result).current).toBe(2);
   });
 
+  it('flush() also sends what arrived while a command was out', async () => {
+    nameSpace = `${uniqueId('rls')}:ratelimit:`;
+    const { limiter, store } = await instance();
+    const first = incr(store, 'k', 10);
+    await nextTurn(); // the first command is on its way
+    const second = incr(store, 'k', 10); // waits for it, then goes with the next one
+    await limiter.flush();
+    expect(await counter('k')).toBe(2);
+    expect((await second.result).current).toBe(2);
+    expect((await first.result).current).toBe(1);
+  });
+
   it('close() sends what waits for the end of the turn and waits for the answers', async () => {
     nameSpace = `${uniqueId('rls')}:ratelimit:`;
     const { limiter, store } = await instance();

@@ -145,8 +145,12 @@ class Batcher {
 
   /** Sends what waits for the end of this turn and waits for every command in flight (never rejects). */
   async flush(): Promise<void> {
-    this.sendDue();
-    while (this.sends.size > 0) await Promise.all([...this.sends]);
+    // Requests that arrive while a command is out are due once it answers: send those too.
+    for (;;) {
+      this.sendDue();
+      if (this.sends.size === 0) return;
+      await Promise.all([...this.sends]);
+    }
   }
 
   private sendDue(): void {
