@@ -1,5 +1,5 @@
 import { Queue } from 'bullmq';
-import type { CrashRig } from '../test/crash/harness.js';
+import { confirmations, type CrashRig } from '../test/crash/harness.js';
 import { ALLOW_PG_RESTART, ALLOW_REDIS_RESTART } from './options.js';
 import { foreignPgSessions, restartPostgres, restartRedis, restartRefusal } from './outages.js';
 import { isAlive, startTopology, type Topology } from './topology.js';
@@ -21,19 +21,6 @@ export interface Scenario {
   /** Why the scenario does not run (an opt-in flag is missing), checked before any set-up. */
   skip?: () => string | undefined;
   run(ctx: ScenarioContext): Promise<void>;
-}
-
-/** Resolves once the sandbox has paid `count` more transactions. */
-function confirmations(rig: CrashRig, count: number): Promise<void> {
-  return new Promise((resolve) => {
-    let seen = 0;
-    const on = () => {
-      if (++seen < count) return;
-      rig.sandbox.events.off('confirmation.committed', on);
-      resolve();
-    };
-    rig.sandbox.events.on('confirmation.committed', on);
-  });
 }
 
 async function start(ctx: ScenarioContext, options: Parameters<typeof startTopology>[1] = {}): Promise<Topology> {

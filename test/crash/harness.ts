@@ -480,6 +480,19 @@ export async function createCrashRig(): Promise<CrashRig> {
   return rig;
 }
 
+/** Resolves once the rig's sandbox has paid `count` more transactions. */
+export function confirmations(rig: CrashRig, count: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const on = () => {
+      if (++seen < count) return;
+      rig.sandbox.events.off('confirmation.committed', on);
+      resolve();
+    };
+    rig.sandbox.events.on('confirmation.committed', on);
+  });
+}
+
 /** Runs `scenario` with its own rig (database, Redis prefix, sandbox) and always cleans up, so scenarios can run concurrently. */
 export async function withRig<T>(scenario: (rig: CrashRig) => Promise<T>): Promise<T> {
   const rig = await createCrashRig();

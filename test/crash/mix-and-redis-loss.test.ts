@@ -1,6 +1,6 @@
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { budget, finalRun, REAL_TIME, runFailpointScenario, withRig, type CrashRig } from './harness.js';
+import { budget, confirmations, finalRun, REAL_TIME, runFailpointScenario, withRig } from './harness.js';
 import { expectCrashSafe } from './expectations.js';
 
 /**
@@ -27,16 +27,6 @@ describe.concurrent('random crashes, and Redis losing its data (gateway as a chi
       expect(report.kills).toBeGreaterThanOrEqual(3);
     }));
 
-  const confirmations = (rig: CrashRig, count: number) =>
-    new Promise<void>((resolve) => {
-      let seen = 0;
-      const on = () => {
-        if (++seen < count) return;
-        rig.sandbox.events.off('confirmation.committed', on);
-        resolve();
-      };
-      rig.sandbox.events.on('confirmation.committed', on);
-    });
 
   it('(redis) re-queues every unsettled order after the keys vanish under a live gateway, and after a crash with no Redis data', { timeout: budget(150_000) }, () =>
     withRig(async (rig) => {
